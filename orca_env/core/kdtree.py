@@ -1,0 +1,247 @@
+"""Agent kd-tree: RVO2's ``KdTree`` agent half, as flat arrays and numba kernels.
+
+The tree is rebuilt at the start of every step from the positions of the active agents. Its
+layout follows RVO2 exactly (leaves of at most ``MAX_LEAF_SIZE`` agents, split at the middle of
+the longer side of the bounding box, RVO2's in-place partition, left child at ``node + 1`` and
+right child at ``node + 2 * (left - begin)``), and like RVO2 the permutation of agents it
+produces is kept and refined from step to step. Keeping all of that identical makes neighbour
+lists identical to RVO2's, ties included, which the differential tests rely on.
+
+Arrays (``n`` = agents in the tree, ``2n - 1`` nodes):
+    order: (n,) int64, agent ids in tree order.
+    node_begin, node_end: (2n-1,) int64, the slice of ``order`` under each node.
+    node_left, node_right: (2n-1,) int64, child node indices (unused in leaves).
+    node_box: (2n-1, 4) float64, bounding box (min_x, max_x, min_y, max_y) of each node.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+MAX_LEAF_SIZE = 10
+
+
+@njit(cache=True)
+def build_agent_tree(positions, order, node_begin, node_end, node_left, node_right, node_box):
+    """Build the tree over ``order`` in place (``order`` is permuted as RVO2 permutes it).
+
+    Args:
+        positions: (n_agents, 2) float64, metres, world frame.
+        order: (n,) int64 agent ids to index; permuted in place.
+        node_begin: (2n-1,) int64 output.
+        node_end: (2n-1,) int64 output.
+        node_left: (2n-1,) int64 output.
+        node_right: (2n-1,) int64 output.
+        node_box: (2n-1, 4) float64 output.
+    """
+    n = order.shape[0]
+    if n == 0:
+        return
+    # Explicit stack instead of recursion; node indices do not depend on visiting order.
+    stack = np.empty((2 * n, 3), dtype=np.int64)
+    stack[0, 0] = 0
+    stack[0, 1] = n
+    stack[0, 2] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        begin = stack[top, 0]
+        end = stack[top, 1]
+        node = stack[top, 2]
+        node_begin[node] = begin
+        node_end[node] = end
+        a = order[begin]
+        min_x = positions[a, 0]
+        max_x = min_x
+        min_y = positions[a, 1]
+        max_y = min_y
+        for k in range(begin + 1, end):
+            a = order[k]
+            x = positions[a, 0]
+            y = positions[a, 1]
+            if x > max_x:
+                max_x = x
+            if x < min_x:
+                min_x = x
+            if y > max_y:
+                max_y = y
+            if y < min_y:
+                min_y = y
+        node_box[node, 0] = min_x
+        node_box[node, 1] = max_x
+        node_box[node, 2] = min_y
+        node_box[node, 3] = max_y
+        if end - begin <= MAX_LEAF_SIZE:
+            continue
+        # Split the longer side at its middle (RVO2's buildAgentTreeRecursive).
+        is_vertical = max_x - min_x > max_y - min_y
+        axis = 0 if is_vertical else 1
+        split = 0.5 * (max_x + min_x) if is_vertical else 0.5 * (max_y + min_y)
+        left = begin
+        right = end
+        while left < right:
+            while left < right and positions[order[left], axis] < split:
+                left += 1
+            while right > left and positions[order[right - 1], axis] >= split:
+                right -= 1
+            if left < right:
+                tmp = order[left]
+                order[left] = order[right - 1]
+                order[right - 1] = tmp
+                left += 1
+                right -= 1
+        if left == begin:
+            left += 1
+            right += 1
+        node_left[node] = node + 1
+        node_right[node] = node + 2 * (left - begin)
+        stack[top, 0] = begin
+        stack[top, 1] = left
+        stack[top, 2] = node + 1
+        top += 1
+        stack[top, 0] = left
+        stack[top, 1] = end
+        stack[top, 2] = node + 2 * (left - begin)
+        top += 1
+
+
+@njit(cache=True)
+def _box_dist_sq(node_box, node, x, y):
+    """Squared distance from (x, y) to a node's bounding box (0 inside)."""
+    dx = max(0.0, node_box[node, 0] - x) ** 2 + max(0.0, x - node_box[node, 1]) ** 2
+    dy = max(0.0, node_box[node, 2] - y) ** 2 + max(0.0, y - node_box[node, 3]) ** 2
+    return dx + dy
+
+
+@njit(cache=True)
+def query_agent_neighbors(
+    self_id,
+    x,
+    y,
+    range_sq,
+    max_neighbors,
+    positions,
+    order,
+    node_begin,
+    node_end,
+    node_left,
+    node_right,
+    node_box,
+    stack,
+    out_ids,
+    out_dist_sq,
+):
+    """The ``max_neighbors`` nearest agents within ``sqrt(range_sq)`` of (x, y), nearest first.
+
+    RVO2's ``computeAgentNeighbors``: the search range shrinks to the farthest kept neighbour once
+    ``max_neighbors`` are found, neighbours are kept by insertion sort with strict ``<`` (ties keep
+    the earlier-found agent), and the near child of a node is visited first.
+
+    Args:
+        self_id: agent id to skip (-1 for none).
+        x: query point x (metres).
+        y: query point y (metres).
+        range_sq: squared search radius; only agents with squared distance ``< range_sq`` count.
+        max_neighbors: how many to keep; ``out_ids`` must hold at least this many.
+        positions: (n_agents, 2) float64.
+        order: tree arrays from :func:`build_agent_tree`.
+        node_begin: tree array.
+        node_end: tree array.
+        node_left: tree array.
+        node_right: tree array.
+        node_box: tree array.
+        stack: (>= order.shape[0] + 2,) int64 scratch.
+        out_ids: (>= max_neighbors,) int64 output.
+        out_dist_sq: (>= max_neighbors,) float64 output.
+
+    Returns:
+        The number of neighbours written.
+    """
+    count = 0
+    if order.shape[0] == 0 or max_neighbors <= 0:
+        return 0
+    stack[0] = 0
+    top = 1
+    while top > 0:
+        top -= 1
+        node = stack[top]
+        if node < 0:
+            # A farther child: checked only now, after the nearer subtree shrank the range.
+            node = -1 - node
+            if _box_dist_sq(node_box, node, x, y) >= range_sq:
+                continue
+        if node_end[node] - node_begin[node] <= MAX_LEAF_SIZE:
+            for k in range(node_begin[node], node_end[node]):
+                other = order[k]
+                if other == self_id:
+                    continue
+                dx = x - positions[other, 0]
+                dy = y - positions[other, 1]
+                dist_sq = dx * dx + dy * dy
+                if dist_sq < range_sq:
+                    if count < max_neighbors:
+                        count += 1
+                    i = count - 1
+                    while i != 0 and dist_sq < out_dist_sq[i - 1]:
+                        out_dist_sq[i] = out_dist_sq[i - 1]
+                        out_ids[i] = out_ids[i - 1]
+                        i -= 1
+                    out_dist_sq[i] = dist_sq
+                    out_ids[i] = other
+                    if count == max_neighbors:
+                        range_sq = out_dist_sq[count - 1]
+            continue
+        left = node_left[node]
+        right = node_right[node]
+        dist_left = _box_dist_sq(node_box, left, x, y)
+        dist_right = _box_dist_sq(node_box, right, x, y)
+        # Visit the nearer child first; the farther one is pushed below it, encoded negative.
+        if dist_left < dist_right:
+            if dist_left < range_sq:
+                stack[top] = -1 - right
+                top += 1
+                stack[top] = left
+                top += 1
+        else:
+            if dist_right < range_sq:
+                stack[top] = -1 - left
+                top += 1
+                stack[top] = right
+                top += 1
+    return count
+
+
+@njit(cache=True)
+def query_many(
+    query_ids, positions, range_sq, k, order, node_begin, node_end, node_left, node_right,
+    node_box, out_ids, out_dist_sq,
+):  # fmt: skip
+    """:func:`query_agent_neighbors` for each agent in ``query_ids`` (excluding itself).
+
+    Args:
+        query_ids: (q,) int64 agent ids.
+        positions: (n_agents, 2) float64.
+        range_sq: squared search radius.
+        k: neighbours per agent.
+        order: tree array.
+        node_begin: tree array.
+        node_end: tree array.
+        node_left: tree array.
+        node_right: tree array.
+        node_box: tree array.
+        out_ids: (q, k) int64, prefilled with -1.
+        out_dist_sq: (q, k) float64, prefilled with inf.
+    """
+    stack = np.empty(order.shape[0] + 2, dtype=np.int64)
+    ids = np.empty(max(k, 1), dtype=np.int64)
+    dsq = np.empty(max(k, 1), dtype=np.float64)
+    for q in range(query_ids.shape[0]):
+        i = query_ids[q]
+        n = query_agent_neighbors(
+            i, positions[i, 0], positions[i, 1], range_sq, k, positions, order, node_begin,
+            node_end, node_left, node_right, node_box, stack, ids, dsq,
+        )  # fmt: skip
+        for j in range(n):
+            out_ids[q, j] = ids[j]
+            out_dist_sq[q, j] = dsq[j]

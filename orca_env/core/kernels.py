@@ -1,0 +1,712 @@
+"""ORCA kernels: agent and obstacle ORCA lines, RVO2's three linear programs, the step drivers.
+
+A line is a row ``(point_x, point_y, dir_x, dir_y)`` of a float64 array; ``dir`` is a unit vector
+and the permitted half-plane lies to its left (RVO2's ``Line``). Kernels assume valid input: the
+``Simulator`` validates everything at the Python layer.
+
+The per-agent work is :func:`agent_new_velocity`, a line-by-line port of RVO2 2.0's
+``Agent::computeNeighbors`` and ``Agent::computeNewVelocity`` in float64, with three additions:
+per-agent responsibility shares, guards where RVO2 divides by zero (identical positions, a
+velocity exactly on a cut-off centre), and non-reactive agents. Every step computes all new
+velocities into a buffer first and applies them afterwards (RVO2's ``doStep``), so results do not
+depend on agent order or on the number of threads.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from .kdtree import query_agent_neighbors
+from .obstacles import query_segments
+
+RVO_EPSILON = 1e-5
+
+# Distance (metres) the position correction keeps between an agent's centre and the obstacle
+# edge it would otherwise have crossed. Far below any physical scale, far above float64 noise.
+CONTACT_MARGIN = 1e-6
+
+
+@njit(cache=True)
+def det(ax, ay, bx, by):
+    """2-D cross product (determinant of the 2x2 matrix with rows a, b)."""
+    return ax * by - ay * bx
+
+
+@njit(cache=True)
+def linear_program1(lines, line_no, radius, opt_x, opt_y, direction_opt, res_x, res_y):
+    """RVO2's ``linearProgram1``: optimise on line ``line_no`` subject to lines ``0..line_no-1``.
+
+    Returns:
+        (success, result_x, result_y); on failure the result is the one passed in.
+    """
+    px = lines[line_no, 0]
+    py = lines[line_no, 1]
+    dx = lines[line_no, 2]
+    dy = lines[line_no, 3]
+    dot = px * dx + py * dy
+    discriminant = dot * dot + radius * radius - (px * px + py * py)
+    if discriminant < 0.0:
+        # Max speed circle fully invalidates line line_no.
+        return False, res_x, res_y
+    sqrt_disc = math.sqrt(discriminant)
+    t_left = -dot - sqrt_disc
+    t_right = -dot + sqrt_disc
+    for i in range(line_no):
+        denominator = det(dx, dy, lines[i, 2], lines[i, 3])
+        numerator = det(lines[i, 2], lines[i, 3], px - lines[i, 0], py - lines[i, 1])
+        if abs(denominator) <= RVO_EPSILON:
+            # Lines line_no and i are (almost) parallel.
+            if numerator < 0.0:
+                return False, res_x, res_y
+            continue
+        t = numerator / denominator
+        if denominator >= 0.0:
+            # Line i bounds line line_no on the right.
+            t_right = min(t_right, t)
+        else:
+            # Line i bounds line line_no on the left.
+            t_left = max(t_left, t)
+        if t_left > t_right:
+            return False, res_x, res_y
+    if direction_opt:
+        # Optimise direction: take the extreme along the line closest to the direction.
+        if opt_x * dx + opt_y * dy > 0.0:
+            return True, px + t_right * dx, py + t_right * dy
+        return True, px + t_left * dx, py + t_left * dy
+    # Optimise closest point.
+    t = dx * (opt_x - px) + dy * (opt_y - py)
+    if t < t_left:
+        t = t_left
+    elif t > t_right:
+        t = t_right
+    return True, px + t * dx, py + t * dy
+
+
+@njit(cache=True)
+def linear_program2(lines, n_lines, radius, opt_x, opt_y, direction_opt):
+    """RVO2's ``linearProgram2``: closest point to ``opt`` in the speed disc and all half-planes.
+
+    Returns:
+        (index of the first line that failed, or ``n_lines`` on success, result_x, result_y).
+    """
+    if direction_opt:
+        # Optimise direction; opt is a unit vector here.
+        res_x = opt_x * radius
+        res_y = opt_y * radius
+    elif opt_x * opt_x + opt_y * opt_y > radius * radius:
+        # Optimise closest point, outside the circle.
+        norm = math.sqrt(opt_x * opt_x + opt_y * opt_y)
+        res_x = opt_x / norm * radius
+        res_y = opt_y / norm * radius
+    else:
+        # Optimise closest point, inside the circle.
+        res_x = opt_x
+        res_y = opt_y
+    for i in range(n_lines):
+        if det(lines[i, 2], lines[i, 3], lines[i, 0] - res_x, lines[i, 1] - res_y) > 0.0:
+            # Result does not satisfy constraint i: compute a new optimal result on line i.
+            ok, new_x, new_y = linear_program1(
+                lines, i, radius, opt_x, opt_y, direction_opt, res_x, res_y
+            )
+            if not ok:
+                return i, res_x, res_y
+            res_x = new_x
+            res_y = new_y
+    return n_lines, res_x, res_y
+
+
+@njit(cache=True)
+def linear_program3(lines, n_lines, num_obst_lines, begin_line, radius, res_x, res_y, proj):
+    """RVO2's ``linearProgram3``: minimise the largest violation of the agent lines.
+
+    Obstacle lines (the first ``num_obst_lines``) are never relaxed.
+
+    Args:
+        lines: (>= n_lines, 4) ORCA lines.
+        n_lines: number of lines.
+        num_obst_lines: number of obstacle lines at the front.
+        begin_line: the line at which linear_program2 failed.
+        radius: maximum speed.
+        res_x: current result x.
+        res_y: current result y.
+        proj: (>= n_lines, 4) scratch.
+
+    Returns:
+        (result_x, result_y).
+    """
+    distance = 0.0
+    for i in range(begin_line, n_lines):
+        pix = lines[i, 0]
+        piy = lines[i, 1]
+        dix = lines[i, 2]
+        diy = lines[i, 3]
+        if det(dix, diy, pix - res_x, piy - res_y) > distance:
+            # Result does not satisfy constraint of line i.
+            for k in range(num_obst_lines):
+                proj[k, 0] = lines[k, 0]
+                proj[k, 1] = lines[k, 1]
+                proj[k, 2] = lines[k, 2]
+                proj[k, 3] = lines[k, 3]
+            n_proj = num_obst_lines
+            for j in range(num_obst_lines, i):
+                pjx = lines[j, 0]
+                pjy = lines[j, 1]
+                djx = lines[j, 2]
+                djy = lines[j, 3]
+                determinant = det(dix, diy, djx, djy)
+                if abs(determinant) <= RVO_EPSILON:
+                    # Line i and line j are parallel.
+                    if dix * djx + diy * djy > 0.0:
+                        # Line i and line j point in the same direction.
+                        continue
+                    # Line i and line j point in opposite direction.
+                    point_x = 0.5 * (pix + pjx)
+                    point_y = 0.5 * (piy + pjy)
+                else:
+                    f = det(djx, djy, pix - pjx, piy - pjy) / determinant
+                    point_x = pix + f * dix
+                    point_y = piy + f * diy
+                bx = djx - dix
+                by = djy - diy
+                norm = math.sqrt(bx * bx + by * by)
+                proj[n_proj, 0] = point_x
+                proj[n_proj, 1] = point_y
+                proj[n_proj, 2] = bx / norm
+                proj[n_proj, 3] = by / norm
+                n_proj += 1
+            temp_x = res_x
+            temp_y = res_y
+            fail, new_x, new_y = linear_program2(proj, n_proj, radius, -diy, dix, True)
+            if fail < n_proj:
+                # Should in principle not happen: the result is by definition already in the
+                # feasible region of this linear program. If it fails, it is due to small
+                # floating point error, and the current result is kept.
+                res_x = temp_x
+                res_y = temp_y
+            else:
+                res_x = new_x
+                res_y = new_y
+            distance = det(dix, diy, pix - res_x, piy - res_y)
+    return res_x, res_y
+
+
+@njit(cache=True)
+def _push_line(lines, n, px, py, dx, dy):
+    lines[n, 0] = px
+    lines[n, 1] = py
+    lines[n, 2] = dx
+    lines[n, 3] = dy
+    return n + 1
+
+
+@njit(cache=True)
+def obstacle_orca_lines(
+    px, py, vx, vy, radius, time_horizon_obst, obst_ids, n_obst, o_points, o_next, o_prev, o_dirs,
+    o_convex, lines,
+):  # fmt: skip
+    """RVO2's obstacle ORCA lines for one agent, appended to ``lines`` from row 0.
+
+    Args:
+        px: agent position x.
+        py: agent position y.
+        vx: agent velocity x.
+        vy: agent velocity y.
+        radius: agent radius.
+        time_horizon_obst: agent obstacle time horizon.
+        obst_ids: obstacle neighbours (segment start vertex ids), nearest first.
+        n_obst: how many of ``obst_ids`` to use.
+        o_points: obstacle storage.
+        o_next: obstacle storage.
+        o_prev: obstacle storage.
+        o_dirs: obstacle storage.
+        o_convex: obstacle storage.
+        lines: (>= n_obst, 4) output.
+
+    Returns:
+        Number of lines written.
+    """
+    n_lines = 0
+    inv_tho = 1.0 / time_horizon_obst
+    radius_sq = radius * radius
+    for k in range(n_obst):
+        ob1 = obst_ids[k]
+        ob2 = o_next[ob1]
+        rp1x = o_points[ob1, 0] - px
+        rp1y = o_points[ob1, 1] - py
+        rp2x = o_points[ob2, 0] - px
+        rp2y = o_points[ob2, 1] - py
+        # Check if velocity obstacle of obstacle is already taken care of by previously
+        # constructed obstacle ORCA lines.
+        already_covered = False
+        for j in range(n_lines):
+            lpx = lines[j, 0]
+            lpy = lines[j, 1]
+            ldx = lines[j, 2]
+            ldy = lines[j, 3]
+            if (
+                det(inv_tho * rp1x - lpx, inv_tho * rp1y - lpy, ldx, ldy) - inv_tho * radius
+                >= -RVO_EPSILON
+                and det(inv_tho * rp2x - lpx, inv_tho * rp2y - lpy, ldx, ldy) - inv_tho * radius
+                >= -RVO_EPSILON
+            ):
+                already_covered = True
+                break
+        if already_covered:
+            continue
+        # Not yet covered. Check for collisions.
+        dist_sq1 = rp1x * rp1x + rp1y * rp1y
+        dist_sq2 = rp2x * rp2x + rp2y * rp2y
+        ovx = o_points[ob2, 0] - o_points[ob1, 0]
+        ovy = o_points[ob2, 1] - o_points[ob1, 1]
+        s = (-rp1x * ovx - rp1y * ovy) / (ovx * ovx + ovy * ovy)
+        dist_sq_line = (-rp1x - s * ovx) ** 2 + (-rp1y - s * ovy) ** 2
+        if s < 0.0 and dist_sq1 <= radius_sq:
+            # Collision with left vertex. Ignore if non-convex.
+            if o_convex[ob1]:
+                norm = math.sqrt(dist_sq1)
+                if norm > 0.0:
+                    n_lines = _push_line(lines, n_lines, 0.0, 0.0, -rp1y / norm, rp1x / norm)
+            continue
+        elif s > 1.0 and dist_sq2 <= radius_sq:
+            # Collision with right vertex. Ignore if non-convex or if it will be taken care of
+            # by the neighbouring obstacle.
+            if o_convex[ob2] and det(rp2x, rp2y, o_dirs[ob2, 0], o_dirs[ob2, 1]) >= 0.0:
+                norm = math.sqrt(dist_sq2)
+                if norm > 0.0:
+                    n_lines = _push_line(lines, n_lines, 0.0, 0.0, -rp2y / norm, rp2x / norm)
+            continue
+        elif s >= 0.0 and s <= 1.0 and dist_sq_line <= radius_sq:
+            # Collision with obstacle segment.
+            n_lines = _push_line(lines, n_lines, 0.0, 0.0, -o_dirs[ob1, 0], -o_dirs[ob1, 1])
+            continue
+        # No collision. Compute legs. When obliquely viewed, both legs can come from a single
+        # vertex. Legs extend cut-off line when non-convex vertex.
+        if s < 0.0 and dist_sq_line <= radius_sq:
+            # Obstacle viewed obliquely so that left vertex defines velocity obstacle.
+            if not o_convex[ob1]:
+                continue
+            ob2 = ob1
+            leg1 = math.sqrt(dist_sq1 - radius_sq)
+            llx = (rp1x * leg1 - rp1y * radius) / dist_sq1
+            lly = (rp1x * radius + rp1y * leg1) / dist_sq1
+            rlx = (rp1x * leg1 + rp1y * radius) / dist_sq1
+            rly = (-rp1x * radius + rp1y * leg1) / dist_sq1
+        elif s > 1.0 and dist_sq_line <= radius_sq:
+            # Obstacle viewed obliquely so that right vertex defines velocity obstacle.
+            if not o_convex[ob2]:
+                continue
+            ob1 = ob2
+            leg2 = math.sqrt(dist_sq2 - radius_sq)
+            llx = (rp2x * leg2 - rp2y * radius) / dist_sq2
+            lly = (rp2x * radius + rp2y * leg2) / dist_sq2
+            rlx = (rp2x * leg2 + rp2y * radius) / dist_sq2
+            rly = (-rp2x * radius + rp2y * leg2) / dist_sq2
+        else:
+            # Usual situation.
+            if o_convex[ob1]:
+                leg1 = math.sqrt(dist_sq1 - radius_sq)
+                llx = (rp1x * leg1 - rp1y * radius) / dist_sq1
+                lly = (rp1x * radius + rp1y * leg1) / dist_sq1
+            else:
+                # Left vertex non-convex; left leg extends cut-off line.
+                llx = -o_dirs[ob1, 0]
+                lly = -o_dirs[ob1, 1]
+            if o_convex[ob2]:
+                leg2 = math.sqrt(dist_sq2 - radius_sq)
+                rlx = (rp2x * leg2 + rp2y * radius) / dist_sq2
+                rly = (-rp2x * radius + rp2y * leg2) / dist_sq2
+            else:
+                # Right vertex non-convex; right leg extends cut-off line.
+                rlx = o_dirs[ob1, 0]
+                rly = o_dirs[ob1, 1]
+        # Legs can never point into neighbouring edge when convex vertex, take cut-off line of
+        # neighbouring edge instead. If velocity projected on "foreign" leg, no constraint added.
+        left_neighbor = o_prev[ob1]
+        is_left_foreign = False
+        is_right_foreign = False
+        if o_convex[ob1] and det(llx, lly, -o_dirs[left_neighbor, 0], -o_dirs[left_neighbor, 1]) >= 0.0:
+            # Left leg points into obstacle.
+            llx = -o_dirs[left_neighbor, 0]
+            lly = -o_dirs[left_neighbor, 1]
+            is_left_foreign = True
+        if o_convex[ob2] and det(rlx, rly, o_dirs[ob2, 0], o_dirs[ob2, 1]) <= 0.0:
+            # Right leg points into obstacle.
+            rlx = o_dirs[ob2, 0]
+            rly = o_dirs[ob2, 1]
+            is_right_foreign = True
+        # Compute cut-off centres.
+        lcx = inv_tho * (o_points[ob1, 0] - px)
+        lcy = inv_tho * (o_points[ob1, 1] - py)
+        rcx = inv_tho * (o_points[ob2, 0] - px)
+        rcy = inv_tho * (o_points[ob2, 1] - py)
+        cvx = rcx - lcx
+        cvy = rcy - lcy
+        same = ob1 == ob2
+        # Project current velocity on velocity obstacle.
+        if same:
+            t = 0.5
+        else:
+            t = ((vx - lcx) * cvx + (vy - lcy) * cvy) / (cvx * cvx + cvy * cvy)
+        t_left = (vx - lcx) * llx + (vy - lcy) * lly
+        t_right = (vx - rcx) * rlx + (vy - rcy) * rly
+        if (t < 0.0 and t_left < 0.0) or (same and t_left < 0.0 and t_right < 0.0):
+            # Project on left cut-off circle.
+            wx = vx - lcx
+            wy = vy - lcy
+            norm = math.sqrt(wx * wx + wy * wy)
+            if norm == 0.0:
+                # Velocity exactly on the cut-off centre (RVO2: NaN); push straight away.
+                wx = -rp1x
+                wy = -rp1y
+                norm = math.sqrt(wx * wx + wy * wy)
+            uwx = wx / norm
+            uwy = wy / norm
+            n_lines = _push_line(
+                lines, n_lines, lcx + radius * inv_tho * uwx, lcy + radius * inv_tho * uwy, uwy, -uwx
+            )
+            continue
+        elif t > 1.0 and t_right < 0.0:
+            # Project on right cut-off circle.
+            wx = vx - rcx
+            wy = vy - rcy
+            norm = math.sqrt(wx * wx + wy * wy)
+            if norm == 0.0:
+                wx = -rp2x
+                wy = -rp2y
+                norm = math.sqrt(wx * wx + wy * wy)
+            uwx = wx / norm
+            uwy = wy / norm
+            n_lines = _push_line(
+                lines, n_lines, rcx + radius * inv_tho * uwx, rcy + radius * inv_tho * uwy, uwy, -uwx
+            )
+            continue
+        # Project on left leg, right leg, or cut-off line, whichever is closest to velocity.
+        if t < 0.0 or t > 1.0 or same:
+            dist_sq_cutoff = np.inf
+        else:
+            dist_sq_cutoff = (vx - (lcx + t * cvx)) ** 2 + (vy - (lcy + t * cvy)) ** 2
+        if t_left < 0.0:
+            dist_sq_left = np.inf
+        else:
+            dist_sq_left = (vx - (lcx + t_left * llx)) ** 2 + (vy - (lcy + t_left * lly)) ** 2
+        if t_right < 0.0:
+            dist_sq_right = np.inf
+        else:
+            dist_sq_right = (vx - (rcx + t_right * rlx)) ** 2 + (vy - (rcy + t_right * rly)) ** 2
+        if dist_sq_cutoff <= dist_sq_left and dist_sq_cutoff <= dist_sq_right:
+            # Project on cut-off line.
+            dx = -o_dirs[ob1, 0]
+            dy = -o_dirs[ob1, 1]
+            n_lines = _push_line(
+                lines, n_lines, lcx + radius * inv_tho * -dy, lcy + radius * inv_tho * dx, dx, dy
+            )
+        elif dist_sq_left <= dist_sq_right:
+            # Project on left leg.
+            if is_left_foreign:
+                continue
+            n_lines = _push_line(
+                lines, n_lines, lcx + radius * inv_tho * -lly, lcy + radius * inv_tho * llx, llx, lly
+            )
+        else:
+            # Project on right leg.
+            if is_right_foreign:
+                continue
+            dx = -rlx
+            dy = -rly
+            n_lines = _push_line(
+                lines, n_lines, rcx + radius * inv_tho * -dy, rcy + radius * inv_tho * dx, dx, dy
+            )
+    return n_lines
+
+
+@njit(cache=True)
+def agent_orca_line(
+    i, j, positions, velocities, radii, responsibilities, time_horizon, time_step
+):  # fmt: skip
+    """RVO2's ORCA line that neighbour ``j`` imposes on agent ``i``.
+
+    Agent ``i`` takes the share ``w_i / (w_i + w_j)`` of the avoidance (0.5 when both weights are
+    0; RVO2 hard-codes 0.5).
+
+    Returns:
+        (share, point_x, point_y, dir_x, dir_y). A share of 0 means agent ``i`` yields nothing to
+        ``j``, and the caller adds no line.
+    """
+    wi = responsibilities[i]
+    wj = responsibilities[j]
+    share = wi / (wi + wj) if wi + wj > 0.0 else 0.5
+    rpx = positions[j, 0] - positions[i, 0]
+    rpy = positions[j, 1] - positions[i, 1]
+    rvx = velocities[i, 0] - velocities[j, 0]
+    rvy = velocities[i, 1] - velocities[j, 1]
+    dist_sq = rpx * rpx + rpy * rpy
+    combined_radius = radii[i] + radii[j]
+    combined_radius_sq = combined_radius * combined_radius
+    if dist_sq > combined_radius_sq:
+        # No collision.
+        inv_th = 1.0 / time_horizon
+        # Vector from cutoff centre to relative velocity.
+        wx = rvx - inv_th * rpx
+        wy = rvy - inv_th * rpy
+        w_length_sq = wx * wx + wy * wy
+        dot1 = wx * rpx + wy * rpy
+        if dot1 < 0.0 and dot1 * dot1 > combined_radius_sq * w_length_sq:
+            # Project on cut-off circle.
+            w_length = math.sqrt(w_length_sq)
+            uwx = wx / w_length
+            uwy = wy / w_length
+            dx = uwy
+            dy = -uwx
+            f = combined_radius * inv_th - w_length
+            ux = f * uwx
+            uy = f * uwy
+        else:
+            # Project on legs.
+            leg = math.sqrt(dist_sq - combined_radius_sq)
+            if det(rpx, rpy, wx, wy) > 0.0:
+                # Project on left leg.
+                dx = (rpx * leg - rpy * combined_radius) / dist_sq
+                dy = (rpx * combined_radius + rpy * leg) / dist_sq
+            else:
+                # Project on right leg.
+                dx = -(rpx * leg + rpy * combined_radius) / dist_sq
+                dy = -(-rpx * combined_radius + rpy * leg) / dist_sq
+            dot2 = rvx * dx + rvy * dy
+            ux = dot2 * dx - rvx
+            uy = dot2 * dy - rvy
+    else:
+        # Collision. Project on cut-off circle of time time_step.
+        inv_dt = 1.0 / time_step
+        wx = rvx - inv_dt * rpx
+        wy = rvy - inv_dt * rpy
+        w_length = math.sqrt(wx * wx + wy * wy)
+        if w_length == 0.0:
+            # RVO2 divides by zero here. Push i away from j; for identical positions use a
+            # fixed axis whose sign depends on the id order, so the pair separates.
+            if dist_sq > 0.0:
+                d = math.sqrt(dist_sq)
+                uwx = -rpx / d
+                uwy = -rpy / d
+            else:
+                uwx = 1.0 if i < j else -1.0
+                uwy = 0.0
+        else:
+            uwx = wx / w_length
+            uwy = wy / w_length
+        dx = uwy
+        dy = -uwx
+        f = combined_radius * inv_dt - w_length
+        ux = f * uwx
+        uy = f * uwy
+    return share, velocities[i, 0] + share * ux, velocities[i, 1] + share * uy, dx, dy
+
+
+@njit(cache=True)
+def agent_lines(
+    i, positions, velocities, radii, max_speeds, time_horizons, time_horizons_obst,
+    responsibilities, time_step, nbr_ids, n_nbr, obst_ids, n_obst, o_points, o_next, o_prev,
+    o_dirs, o_convex, lines,
+):  # fmt: skip
+    """All ORCA lines of agent ``i`` (obstacle lines first), written to ``lines``.
+
+    Returns:
+        (number of lines, number of obstacle lines).
+    """
+    n_obst_lines = obstacle_orca_lines(
+        positions[i, 0], positions[i, 1], velocities[i, 0], velocities[i, 1], radii[i],
+        time_horizons_obst[i], obst_ids, n_obst, o_points, o_next, o_prev, o_dirs, o_convex, lines,
+    )  # fmt: skip
+    n_lines = n_obst_lines
+    for k in range(n_nbr):
+        share, px, py, dx, dy = agent_orca_line(
+            i, nbr_ids[k], positions, velocities, radii, responsibilities, time_horizons[i],
+            time_step,
+        )  # fmt: skip
+        if share > 0.0:
+            n_lines = _push_line(lines, n_lines, px, py, dx, dy)
+    return n_lines, n_obst_lines
+
+
+@njit(cache=True)
+def _compute_block(
+    ids, pos, vel, pref, radii, max_speeds, neighbor_dists, max_neighbors, time_horizons,
+    time_horizons_obst, responsibilities, time_step, order, node_begin, node_end, node_left,
+    node_right, node_box, o_points, o_next, o_prev, o_dirs, o_convex, seg_order, seg_boxes,
+    max_nbr_cap, out_vel, out_n_lines, out_lp3,
+):  # fmt: skip
+    """New velocities of the agents ``ids`` (one thread's share of the work)."""
+    has_obst = seg_order.shape[0] > 0
+    nbr_ids = np.empty(max(max_nbr_cap, 1), dtype=np.int64)
+    nbr_dsq = np.empty(max(max_nbr_cap, 1), dtype=np.float64)
+    obst_cap = 16
+    obst_ids = np.empty(obst_cap, dtype=np.int64)
+    obst_dsq = np.empty(obst_cap, dtype=np.float64)
+    line_cap = obst_cap + max_nbr_cap + 1
+    lines = np.empty((line_cap, 4), dtype=np.float64)
+    proj = np.empty((line_cap, 4), dtype=np.float64)
+    stack = np.empty(order.shape[0] + 2, dtype=np.int64)
+    for k in range(ids.shape[0]):
+        i = ids[k]
+        x = pos[i, 0]
+        y = pos[i, 1]
+        n_obst = 0
+        if has_obst:
+            # Obstacle neighbours: range depends on how far the agent can get within the horizon.
+            r = time_horizons_obst[i] * max_speeds[i] + radii[i]
+            n_obst = query_segments(
+                x, y, r * r, True, False, o_points, o_next, seg_order, seg_boxes, obst_ids, obst_dsq
+            )
+            if n_obst > obst_cap:
+                obst_cap = 2 * n_obst
+                obst_ids = np.empty(obst_cap, dtype=np.int64)
+                obst_dsq = np.empty(obst_cap, dtype=np.float64)
+                n_obst = query_segments(
+                    x, y, r * r, True, False, o_points, o_next, seg_order, seg_boxes, obst_ids,
+                    obst_dsq,
+                )  # fmt: skip
+                line_cap = obst_cap + max_nbr_cap + 1
+                lines = np.empty((line_cap, 4), dtype=np.float64)
+                proj = np.empty((line_cap, 4), dtype=np.float64)
+        n_nbr = query_agent_neighbors(
+            i, x, y, neighbor_dists[i] * neighbor_dists[i], max_neighbors[i], pos, order,
+            node_begin, node_end, node_left, node_right, node_box, stack, nbr_ids, nbr_dsq,
+        )  # fmt: skip
+        if max_speeds[i] == 0.0:
+            # A standing agent: the LP's speed disc is a point.
+            out_vel[i, 0] = 0.0
+            out_vel[i, 1] = 0.0
+            out_n_lines[i] = 0
+            out_lp3[i] = False
+            continue
+        n_lines, n_obst_lines = agent_lines(
+            i, pos, vel, radii, max_speeds, time_horizons, time_horizons_obst, responsibilities,
+            time_step, nbr_ids, n_nbr, obst_ids, n_obst, o_points, o_next, o_prev, o_dirs,
+            o_convex, lines,
+        )  # fmt: skip
+        fail, rx, ry = linear_program2(
+            lines, n_lines, max_speeds[i], pref[i, 0], pref[i, 1], False
+        )
+        used_lp3 = fail < n_lines
+        if used_lp3:
+            rx, ry = linear_program3(lines, n_lines, n_obst_lines, fail, max_speeds[i], rx, ry, proj)
+        out_vel[i, 0] = rx
+        out_vel[i, 1] = ry
+        out_n_lines[i] = n_lines
+        out_lp3[i] = used_lp3
+
+
+@njit(cache=True)
+def compute_velocities_serial(
+    ids, pos, vel, pref, radii, max_speeds, neighbor_dists, max_neighbors, time_horizons,
+    time_horizons_obst, responsibilities, time_step, order, node_begin, node_end, node_left,
+    node_right, node_box, o_points, o_next, o_prev, o_dirs, o_convex, seg_order, seg_boxes,
+    max_nbr_cap, out_vel, out_n_lines, out_lp3,
+):  # fmt: skip
+    """New velocities of all agents ``ids``, on one thread."""
+    _compute_block(
+        ids, pos, vel, pref, radii, max_speeds, neighbor_dists, max_neighbors, time_horizons,
+        time_horizons_obst, responsibilities, time_step, order, node_begin, node_end, node_left,
+        node_right, node_box, o_points, o_next, o_prev, o_dirs, o_convex, seg_order, seg_boxes,
+        max_nbr_cap, out_vel, out_n_lines, out_lp3,
+    )  # fmt: skip
+
+
+@njit(cache=True, parallel=True)
+def compute_velocities_parallel(
+    ids, pos, vel, pref, radii, max_speeds, neighbor_dists, max_neighbors, time_horizons,
+    time_horizons_obst, responsibilities, time_step, order, node_begin, node_end, node_left,
+    node_right, node_box, o_points, o_next, o_prev, o_dirs, o_convex, seg_order, seg_boxes,
+    max_nbr_cap, out_vel, out_n_lines, out_lp3, n_blocks,
+):  # fmt: skip
+    """New velocities of all agents ``ids``, in ``n_blocks`` blocks over numba's threads.
+
+    Each agent's result depends only on the shared read-only state, so the output is
+    bit-identical to :func:`compute_velocities_serial` for any number of threads.
+    """
+    n = ids.shape[0]
+    for b in prange(n_blocks):
+        lo = b * n // n_blocks
+        hi = (b + 1) * n // n_blocks
+        _compute_block(
+            ids[lo:hi], pos, vel, pref, radii, max_speeds, neighbor_dists, max_neighbors,
+            time_horizons, time_horizons_obst, responsibilities, time_step, order, node_begin,
+            node_end, node_left, node_right, node_box, o_points, o_next, o_prev, o_dirs, o_convex,
+            seg_order, seg_boxes, max_nbr_cap, out_vel, out_n_lines, out_lp3,
+        )  # fmt: skip
+
+
+@njit(cache=True)
+def apply_velocities(ids, pos, vel, new_vel, time_step, o_points, o_next, seg_order, seg_boxes,
+                     out_corrected):  # fmt: skip
+    """Move agents ``ids`` by ``new_vel * time_step``, never across an obstacle or boundary edge.
+
+    ORCA's obstacle lines keep agents out of obstacles only while the LP is feasible; when LP3
+    runs, or agents push each other, a centre could cross an edge. The correction here finds the
+    first edge the straight move would cross from its outside (right side) to its inside, stops
+    the agent ``CONTACT_MARGIN`` short of it on the outside, and sets its velocity to the
+    displacement actually made divided by the time step. Agents that start outside every obstacle
+    and inside the boundary therefore stay there.
+    """
+    has_obst = seg_order.shape[0] > 0
+    cap = 16
+    seg_ids = np.empty(cap, dtype=np.int64)
+    seg_dsq = np.empty(cap, dtype=np.float64)
+    for k in range(ids.shape[0]):
+        i = ids[k]
+        sx = pos[i, 0]
+        sy = pos[i, 1]
+        dx = new_vel[i, 0] * time_step
+        dy = new_vel[i, 1] * time_step
+        out_corrected[i] = False
+        t_stop = 1.0
+        if has_obst and (dx != 0.0 or dy != 0.0):
+            reach_sq = dx * dx + dy * dy
+            n = query_segments(
+                sx, sy, reach_sq, False, True, o_points, o_next, seg_order, seg_boxes, seg_ids, seg_dsq
+            )
+            if n > cap:
+                cap = 2 * n
+                seg_ids = np.empty(cap, dtype=np.int64)
+                seg_dsq = np.empty(cap, dtype=np.float64)
+                n = query_segments(
+                    sx, sy, reach_sq, False, True, o_points, o_next, seg_order, seg_boxes, seg_ids,
+                    seg_dsq,
+                )  # fmt: skip
+            for q in range(n):
+                s = seg_ids[q]
+                e = o_next[s]
+                ax = o_points[s, 0]
+                ay = o_points[s, 1]
+                ex = o_points[e, 0] - ax
+                ey = o_points[e, 1] - ay
+                # Signed side (leftOf) of start and end: < 0 is the outside.
+                s0 = (ax - sx) * ey - (ay - sy) * ex
+                s1 = (ax - sx - dx) * ey - (ay - sy - dy) * ex
+                if not ((s0 < 0.0 and s1 >= 0.0) or (s0 == 0.0 and s1 > 0.0)):
+                    continue
+                t = s0 / (s0 - s1)
+                # Does the move cross the edge itself, not just its line?
+                cx = sx + t * dx - ax
+                cy = sy + t * dy - ay
+                u = (cx * ex + cy * ey) / (ex * ex + ey * ey)
+                if u < -1e-12 or u > 1.0 + 1e-12:
+                    continue
+                # Stop CONTACT_MARGIN short of the edge line (or stay, if already that close).
+                h0 = -s0 / math.sqrt(ex * ex + ey * ey)
+                t_safe = t * (1.0 - CONTACT_MARGIN / h0) if h0 > CONTACT_MARGIN else 0.0
+                if t_safe < t_stop:
+                    t_stop = t_safe
+        if t_stop < 1.0:
+            out_corrected[i] = True
+            dx *= t_stop
+            dy *= t_stop
+            vel[i, 0] = dx / time_step
+            vel[i, 1] = dy / time_step
+        else:
+            vel[i, 0] = new_vel[i, 0]
+            vel[i, 1] = new_vel[i, 1]
+        pos[i, 0] = sx + dx
+        pos[i, 1] = sy + dy

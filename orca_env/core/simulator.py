@@ -1,0 +1,814 @@
+"""The ORCA simulator: RVO2 2.0's ``RVOSimulator`` as structure-of-arrays state around numba kernels.
+
+One :meth:`Simulator.step` is RVO2's ``doStep``: build the agent kd-tree, compute every active
+agent's neighbours and new velocity into a buffer, then move all agents (with the obstacle and
+boundary correction described in :func:`orca_env.core.kernels.apply_velocities`).
+
+Beyond RVO2: per-agent responsibility weights, agent lifecycle (add at any time, deactivate,
+reactivate, clear), a walkable boundary, an O(m log m) obstacle index, step telemetry, input
+validation with clear errors, and pickling.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+import numba
+import numpy as np
+
+from . import kdtree, kernels, obstacles
+
+# Per-agent parameters: name -> (dtype, check, message). ``check`` receives a numpy array.
+_AGENT_PARAMS = {
+    "radius": (np.float64, lambda a: a > 0, "must be > 0"),
+    "max_speed": (np.float64, lambda a: a >= 0, "must be >= 0"),
+    "neighbor_dist": (np.float64, lambda a: a >= 0, "must be >= 0"),
+    "max_neighbors": (np.int64, lambda a: a >= 0, "must be an integer >= 0"),
+    "time_horizon": (np.float64, lambda a: a > 0, "must be > 0"),
+    "time_horizon_obst": (np.float64, lambda a: a > 0, "must be > 0"),
+    "responsibility": (np.float64, lambda a: a >= 0, "must be >= 0"),
+}
+
+# Per-agent state arrays: attribute -> (dtype, trailing shape).
+_AGENT_ARRAYS = {
+    "_pos": (np.float64, (2,)),
+    "_vel": (np.float64, (2,)),
+    "_pref": (np.float64, (2,)),
+    "_radius": (np.float64, ()),
+    "_max_speed": (np.float64, ()),
+    "_neighbor_dist": (np.float64, ()),
+    "_max_neighbors": (np.int64, ()),
+    "_time_horizon": (np.float64, ()),
+    "_time_horizon_obst": (np.float64, ()),
+    "_responsibility": (np.float64, ()),
+    "_active": (np.bool_, ()),
+    "_n_lines": (np.int64, ()),
+    "_lp3": (np.bool_, ()),
+    "_intervention": (np.float64, ()),
+    "_corrected": (np.bool_, ()),
+}
+
+_OBSTACLE_FIELDS = ("points", "next_ids", "prev_ids", "unit_dirs", "convex", "polygon")
+
+
+def _readonly(a):
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+def _check_scalar(name, value, check, message, integer=False):
+    """Validate one scalar parameter; returns it as float or int."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    if integer:
+        if not float(value).is_integer():
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+        value = int(value)
+    elif not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    if not check(np.asarray(value)):
+        raise ValueError(f"{name} {message}, got {value!r}")
+    return value
+
+
+def _as_points(name, value, n=None):
+    """Validate an (n, 2) array of finite floats; returns a float64 copy."""
+    try:
+        a = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be an array of (x, y) pairs, got {value!r}") from exc
+    if a.ndim != 2 or a.shape[1] != 2 or (n is not None and a.shape[0] != n):
+        want = f"({n}, 2)" if n is not None else "(k, 2)"
+        raise ValueError(f"{name} must have shape {want}, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        bad = np.argwhere(~np.isfinite(a))[0]
+        raise ValueError(f"{name} must be finite, got {a[bad[0]].tolist()!r} at row {bad[0]}")
+    return a
+
+
+def _as_point(name, value):
+    a = _as_points(name, [value] if np.ndim(value) == 1 else value)
+    if a.shape[0] != 1:
+        raise ValueError(f"{name} must be one (x, y) pair, got {value!r}")
+    return a[0]
+
+
+class Simulator:
+    """ORCA crowd simulator with RVO2 2.0 semantics.
+
+    Constructor keywords after ``time_step`` are the defaults for agents added later (RVO2's
+    ``setAgentDefaults``); each can be overridden per agent.
+
+    Args:
+        time_step: simulation step in seconds; must be > 0. Smaller: more accurate, more steps.
+        neighbor_dist: how far (metres) an agent looks for other agents; must be >= 0. Larger:
+            safer, but slower.
+        max_neighbors: how many other agents an agent takes into account; must be >= 0. Larger:
+            safer, but slower.
+        time_horizon: seconds ahead that agent-agent collisions are avoided; must be > 0. Larger:
+            agents react sooner and more, but are less free to move.
+        time_horizon_obst: the same against obstacles; must be > 0.
+        radius: agent radius in metres; must be > 0.
+        max_speed: agent maximum speed in m/s; must be >= 0 (0: the agent stands still).
+        responsibility: the agent's weight in sharing avoidance; must be >= 0. Agent i takes the
+            share w_i / (w_i + w_j) of avoiding j (1 for everyone = RVO2's 0.5). 0 makes a
+            non-reactive agent (a dynamic obstacle): it yields to no agent that has a positive
+            weight, and those avoid it fully. Two zero weights share 0.5 each.
+        num_threads: numba threads for the velocity computation (None: numba's default). Results
+            are bit-identical for any value.
+    """
+
+    def __init__(
+        self,
+        time_step=0.25,
+        neighbor_dist=15.0,
+        max_neighbors=10,
+        time_horizon=10.0,
+        time_horizon_obst=10.0,
+        radius=1.5,
+        max_speed=2.0,
+        responsibility=1.0,
+        num_threads=None,
+    ):
+        self._time_step = _check_scalar("time_step", time_step, lambda a: a > 0, "must be > 0")
+        given = {
+            "neighbor_dist": neighbor_dist,
+            "max_neighbors": max_neighbors,
+            "time_horizon": time_horizon,
+            "time_horizon_obst": time_horizon_obst,
+            "radius": radius,
+            "max_speed": max_speed,
+            "responsibility": responsibility,
+        }
+        self._defaults = {}
+        for name, value in given.items():
+            dtype, check, message = _AGENT_PARAMS[name]
+            self._defaults[name] = _check_scalar(
+                name, value, check, message, integer=dtype is np.int64
+            )
+        if num_threads is not None:
+            num_threads = _check_scalar(
+                "num_threads",
+                num_threads,
+                lambda a: (a >= 1) & (a <= numba.config.NUMBA_NUM_THREADS),
+                f"must be between 1 and {numba.config.NUMBA_NUM_THREADS}",
+                integer=True,
+            )
+        self._num_threads = num_threads
+        self._global_time = 0.0
+        self._n = 0
+        self._alloc(0)
+        self._kd_order = np.zeros(0, dtype=np.int64)
+        self._obst = {
+            "points": np.zeros((0, 2)),
+            "next_ids": np.zeros(0, dtype=np.int64),
+            "prev_ids": np.zeros(0, dtype=np.int64),
+            "unit_dirs": np.zeros((0, 2)),
+            "convex": np.zeros(0, dtype=bool),
+            "polygon": np.zeros(0, dtype=np.int64),
+        }
+        self._is_boundary = np.zeros(0, dtype=bool)
+        self._seg_order = np.zeros(0, dtype=np.int64)
+        self._seg_boxes = np.empty((2, 4))
+        self._index_dirty = False
+        self._last = None  # state the last step started from, for the debug accessors
+
+    # ------------------------------------------------------------------ storage
+    def _alloc(self, capacity):
+        for attr, (dtype, shape) in _AGENT_ARRAYS.items():
+            new = np.zeros((capacity, *shape), dtype=dtype)
+            old = getattr(self, attr, None)
+            if old is not None:
+                new[: self._n] = old[: self._n]
+            setattr(self, attr, new)
+
+    def _grow(self, extra):
+        need = self._n + extra
+        if need > self._pos.shape[0]:
+            self._alloc(max(need, 2 * self._pos.shape[0], 16))
+
+    # ------------------------------------------------------------------ properties
+    @property
+    def num_agents(self):
+        """Number of agents added (active or not)."""
+        return self._n
+
+    @property
+    def global_time(self):
+        """Simulated time in seconds."""
+        return self._global_time
+
+    @property
+    def time_step(self):
+        """Step length in seconds (settable; must be > 0)."""
+        return self._time_step
+
+    @time_step.setter
+    def time_step(self, value):
+        self._time_step = _check_scalar("time_step", value, lambda a: a > 0, "must be > 0")
+
+    @property
+    def positions(self):
+        """(n_agents, 2) float64, metres, world frame; read-only."""
+        return _readonly(self._pos[: self._n])
+
+    @property
+    def velocities(self):
+        """(n_agents, 2) float64, m/s, world frame; read-only."""
+        return _readonly(self._vel[: self._n])
+
+    @property
+    def pref_velocities(self):
+        """(n_agents, 2) float64, preferred velocities in m/s; read-only."""
+        return _readonly(self._pref[: self._n])
+
+    @property
+    def radii(self):
+        """(n_agents,) float64 radii in metres; read-only."""
+        return _readonly(self._radius[: self._n])
+
+    @property
+    def max_speeds(self):
+        """(n_agents,) float64 maximum speeds in m/s; read-only."""
+        return _readonly(self._max_speed[: self._n])
+
+    @property
+    def neighbor_dists(self):
+        """(n_agents,) float64 neighbour distances in metres; read-only."""
+        return _readonly(self._neighbor_dist[: self._n])
+
+    @property
+    def max_neighbors_arr(self):
+        """(n_agents,) int64 maximum neighbour counts; read-only."""
+        return _readonly(self._max_neighbors[: self._n])
+
+    @property
+    def time_horizons(self):
+        """(n_agents,) float64 agent time horizons in seconds; read-only."""
+        return _readonly(self._time_horizon[: self._n])
+
+    @property
+    def time_horizons_obst(self):
+        """(n_agents,) float64 obstacle time horizons in seconds; read-only."""
+        return _readonly(self._time_horizon_obst[: self._n])
+
+    @property
+    def responsibilities(self):
+        """(n_agents,) float64 responsibility weights; read-only."""
+        return _readonly(self._responsibility[: self._n])
+
+    @property
+    def active(self):
+        """(n_agents,) bool, agent is simulated and seen by others; read-only."""
+        return _readonly(self._active[: self._n])
+
+    @property
+    def num_orca_lines(self):
+        """(n_agents,) int64, ORCA lines in each agent's LP in the last step; read-only."""
+        return _readonly(self._n_lines[: self._n])
+
+    @property
+    def used_lp3(self):
+        """(n_agents,) bool, the LP was infeasible and LP3 ran in the last step; read-only."""
+        return _readonly(self._lp3[: self._n])
+
+    @property
+    def intervention(self):
+        """(n_agents,) float64, |new velocity - preferred velocity| in the last step; read-only."""
+        return _readonly(self._intervention[: self._n])
+
+    @property
+    def position_corrected(self):
+        """(n_agents,) bool, the obstacle/boundary correction moved the agent; read-only."""
+        return _readonly(self._corrected[: self._n])
+
+    @property
+    def obstacle_points(self):
+        """(m, 2) float64 obstacle vertices (boundary vertices clockwise); read-only."""
+        return _readonly(self._obst["points"])
+
+    @property
+    def obstacle_next(self):
+        """(m,) int64, next vertex of each obstacle vertex; read-only."""
+        return _readonly(self._obst["next_ids"])
+
+    @property
+    def obstacle_prev(self):
+        """(m,) int64, previous vertex of each obstacle vertex; read-only."""
+        return _readonly(self._obst["prev_ids"])
+
+    @property
+    def obstacle_unit_dirs(self):
+        """(m, 2) float64, unit direction from each vertex to the next; read-only."""
+        return _readonly(self._obst["unit_dirs"])
+
+    @property
+    def obstacle_convex(self):
+        """(m,) bool, RVO2's convexity flag of each vertex; read-only."""
+        return _readonly(self._obst["convex"])
+
+    @property
+    def obstacle_polygon(self):
+        """(m,) int64, polygon id of each vertex; read-only."""
+        return _readonly(self._obst["polygon"])
+
+    @property
+    def polygon_is_boundary(self):
+        """(n_polygons,) bool, the polygon is a walkable boundary; read-only."""
+        return _readonly(self._is_boundary)
+
+    @property
+    def num_obstacle_vertices(self):
+        """Number of obstacle vertices (= segments)."""
+        return self._obst["points"].shape[0]
+
+    # ------------------------------------------------------------------ agents
+    def _params(self, k, overrides):
+        """Validated per-agent parameter arrays of length k (defaults where None)."""
+        out = {}
+        for name, (dtype, check, message) in _AGENT_PARAMS.items():
+            value = overrides.get(name)
+            if value is None:
+                value = self._defaults[name]
+            arr = np.asarray(value)
+            if arr.dtype == bool or not (
+                np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
+            ):
+                raise ValueError(f"{name} must be a real number or array, got {value!r}")
+            if arr.ndim == 0:
+                arr = np.full(k, arr)
+            if arr.shape != (k,):
+                raise ValueError(f"{name} must be a scalar or have shape ({k},), got {arr.shape}")
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"{name} must be finite, got {value!r}")
+            if dtype is np.int64 and not np.all(np.asarray(arr, dtype=np.float64) % 1 == 0):
+                raise ValueError(f"{name} must be an integer, got {value!r}")
+            bad = ~check(arr)
+            if np.any(bad):
+                raise ValueError(f"{name} {message}, got {arr[bad][0]!r}")
+            out[name] = arr.astype(dtype)
+        return out
+
+    def add_agent(
+        self,
+        position,
+        velocity=(0.0, 0.0),
+        radius=None,
+        max_speed=None,
+        neighbor_dist=None,
+        max_neighbors=None,
+        time_horizon=None,
+        time_horizon_obst=None,
+        responsibility=None,
+    ):
+        """Add one agent; parameters left as None take the simulator's defaults.
+
+        Args:
+            position: (x, y) in metres.
+            velocity: initial (vx, vy) in m/s.
+            radius: see :class:`Simulator`.
+            max_speed: see :class:`Simulator`.
+            neighbor_dist: see :class:`Simulator`.
+            max_neighbors: see :class:`Simulator`.
+            time_horizon: see :class:`Simulator`.
+            time_horizon_obst: see :class:`Simulator`.
+            responsibility: see :class:`Simulator`.
+
+        Returns:
+            The new agent's id (0, 1, 2, ... in order of addition).
+        """
+        p = _as_point("position", position)
+        v = _as_point("velocity", velocity)
+        params = dict(
+            radius=radius,
+            max_speed=max_speed,
+            neighbor_dist=neighbor_dist,
+            max_neighbors=max_neighbors,
+            time_horizon=time_horizon,
+            time_horizon_obst=time_horizon_obst,
+            responsibility=responsibility,
+        )
+        for name, value in params.items():
+            if value is not None and np.ndim(value) != 0:
+                raise ValueError(f"{name} must be a scalar, got {value!r}")
+        return int(self.add_agents(p[None], velocities=v[None], **params)[0])
+
+    def add_agents(self, positions, velocities=None, **params):
+        """Add k agents at once (vectorised :meth:`add_agent`).
+
+        Args:
+            positions: (k, 2) metres.
+            velocities: (k, 2) m/s, or None for zeros.
+            **params: per-agent parameters (see :class:`Simulator`), each a scalar or a (k,)
+                array; missing ones take the defaults.
+
+        Returns:
+            (k,) int64 ids of the new agents.
+        """
+        unknown = set(params) - set(_AGENT_PARAMS)
+        if unknown:
+            raise ValueError(
+                f"unknown agent parameter(s) {sorted(unknown)}; valid: {list(_AGENT_PARAMS)}"
+            )
+        p = _as_points("positions", positions)
+        k = p.shape[0]
+        v = np.zeros((k, 2)) if velocities is None else _as_points("velocities", velocities, k)
+        vals = self._params(k, params)
+        self._grow(k)
+        lo, hi = self._n, self._n + k
+        self._pos[lo:hi] = p
+        self._vel[lo:hi] = v
+        self._pref[lo:hi] = 0.0
+        for name, arr in vals.items():
+            getattr(self, "_" + name)[lo:hi] = arr
+        self._active[lo:hi] = True
+        for attr in ("_n_lines", "_lp3", "_intervention", "_corrected"):
+            getattr(self, attr)[lo:hi] = 0
+        self._n = hi
+        self._kd_order = np.concatenate([self._kd_order, np.arange(lo, hi, dtype=np.int64)])
+        return np.arange(lo, hi, dtype=np.int64)
+
+    def _ids(self, ids, name="ids"):
+        a = np.atleast_1d(np.asarray(ids))
+        if a.ndim != 1 or (a.size and not np.issubdtype(a.dtype, np.integer)):
+            raise ValueError(f"{name} must be agent ids (integers), got {ids!r}")
+        a = a.astype(np.int64)
+        bad = (a < 0) | (a >= self._n)
+        if np.any(bad):
+            raise ValueError(
+                f"{name} contains {int(a[bad][0])}, not an agent id (0..{self._n - 1})"
+            )
+        return a
+
+    def set_agent_params(self, ids, **params):
+        """Change per-agent parameters of agents ``ids`` (scalars or arrays of len(ids)).
+
+        Args:
+            ids: agent id or ids.
+            **params: any of radius, max_speed, neighbor_dist, max_neighbors, time_horizon,
+                time_horizon_obst, responsibility.
+        """
+        a = self._ids(ids)
+        unknown = set(params) - set(_AGENT_PARAMS)
+        if unknown:
+            raise ValueError(
+                f"unknown agent parameter(s) {sorted(unknown)}; valid: {list(_AGENT_PARAMS)}"
+            )
+        current = {
+            name: getattr(self, "_" + name)[a] for name in _AGENT_PARAMS if name not in params
+        }
+        vals = self._params(a.size, {**current, **params})
+        for name in params:
+            getattr(self, "_" + name)[a] = vals[name]
+
+    def set_pref_velocities(self, pref_velocities):
+        """Set all preferred velocities, (n_agents, 2) m/s."""
+        self._pref[: self._n] = _as_points("pref_velocities", pref_velocities, self._n)
+
+    def set_positions(self, positions):
+        """Set all positions, (n_agents, 2) metres (no obstacle check: agents are teleported)."""
+        self._pos[: self._n] = _as_points("positions", positions, self._n)
+
+    def set_velocities(self, velocities):
+        """Set all velocities, (n_agents, 2) m/s."""
+        self._vel[: self._n] = _as_points("velocities", velocities, self._n)
+
+    def deactivate_agents(self, ids):
+        """Deactivate agents: they keep their state but are neither moved nor seen by others."""
+        self._active[self._ids(ids)] = False
+
+    def activate_agents(self, ids):
+        """Reactivate agents deactivated before."""
+        self._active[self._ids(ids)] = True
+
+    def clear_agents(self):
+        """Remove every agent; obstacles and the obstacle index are kept."""
+        self._n = 0
+        self._alloc(0)
+        self._kd_order = np.zeros(0, dtype=np.int64)
+        self._last = None
+
+    # ------------------------------------------------------------------ obstacles
+    def _add_polygon(self, v, is_boundary):
+        first = self.num_obstacle_vertices
+        rec = obstacles.polygon_records(v, first, self._is_boundary.size)
+        for key in _OBSTACLE_FIELDS:
+            self._obst[key] = np.concatenate([self._obst[key], rec[key]])
+        self._is_boundary = np.append(self._is_boundary, is_boundary)
+        self._index_dirty = True
+        return first
+
+    def _clean(self, vertices, name):
+        v, removed, area = obstacles.clean_polygon(vertices, name)
+        if removed:
+            warnings.warn(
+                f"{name}: dropped {removed} repeated consecutive vertex(es) (RVO2 would produce "
+                "NaN there)",
+                stacklevel=3,
+            )
+        return v, area
+
+    def add_obstacle(self, vertices):
+        """Add a polygon obstacle.
+
+        Vertices are counter-clockwise (RVO2). Two vertices make a thin wall that blocks from
+        both sides. A clockwise polygon is refused: RVO2 users list a bounding polygon clockwise
+        to make a "negative" obstacle; here that is :meth:`add_boundary`, which also guarantees
+        agents stay inside. Repeated consecutive vertices are dropped with a warning. Obstacles
+        may be added at any time: the index is rebuilt before the next step or query.
+
+        Args:
+            vertices: (k, 2) metres, k >= 2.
+
+        Returns:
+            The id of the polygon's first vertex.
+        """
+        v, area = self._clean(vertices, "vertices")
+        if area < 0:
+            raise ValueError(
+                f"vertices are clockwise: {v.tolist()!r}; add_obstacle expects counter-clockwise "
+                "vertices. To keep agents inside a region, pass its outline to add_boundary()."
+            )
+        return self._add_polygon(v, False)
+
+    def add_boundary(self, vertices):
+        """Set the outline of the walkable region; agents' centres never leave it.
+
+        Args:
+            vertices: (k, 2) metres, k >= 3, counter-clockwise as a region. Stored clockwise
+                (inward-facing), so that agents see its edges from inside as obstacle edges.
+
+        Returns:
+            The id of the boundary's first vertex.
+        """
+        v, area = self._clean(vertices, "vertices")
+        if v.shape[0] < 3:
+            raise ValueError(f"a boundary needs at least 3 distinct vertices, got {vertices!r}")
+        if area < 0:
+            raise ValueError(
+                f"boundary vertices are clockwise: {v.tolist()!r}; add_boundary expects the "
+                "region's outline counter-clockwise"
+            )
+        if np.any(self._is_boundary):
+            raise ValueError("a boundary is already set; the walkable region has one outline")
+        return self._add_polygon(v[::-1].copy(), True)
+
+    def process_obstacles(self):
+        """Build the obstacle index (RVO2's ``processObstacles``; O(m log m)).
+
+        Called automatically before a step or query when obstacles changed, so calling it is
+        only needed to control when the build time is spent.
+        """
+        self._seg_order, self._seg_boxes = obstacles.build_segment_index(
+            self._obst["points"], self._obst["next_ids"]
+        )
+        self._index_dirty = False
+
+    def _index(self):
+        if self._index_dirty:
+            self.process_obstacles()
+        o = self._obst
+        return o["points"], o["next_ids"], self._seg_order, self._seg_boxes
+
+    # ------------------------------------------------------------------ step
+    def _build_tree(self, pos, active):
+        order = self._kd_order[active[self._kd_order]]
+        n = order.size
+        n_nodes = max(2 * n - 1, 1)
+        tree = (
+            order,
+            np.zeros(n_nodes, dtype=np.int64),
+            np.zeros(n_nodes, dtype=np.int64),
+            np.zeros(n_nodes, dtype=np.int64),
+            np.zeros(n_nodes, dtype=np.int64),
+            np.zeros((n_nodes, 4)),
+        )
+        kdtree.build_agent_tree(pos, *tree)
+        # Keep the permutation for the next build, as RVO2's KdTree does.
+        inactive = self._kd_order[~active[self._kd_order]]
+        self._kd_order = np.concatenate([order, inactive])
+        return tree
+
+    def _threads(self):
+        return numba.get_num_threads() if self._num_threads is None else self._num_threads
+
+    def step(self):
+        """Advance the simulation by one time step (RVO2's ``doStep``)."""
+        n = self._n
+        o_points, o_next, seg_order, seg_boxes = self._index()
+        pos = self._pos[:n]
+        vel = self._vel[:n]
+        pref = self._pref[:n]
+        active = self._active[:n]
+        tree = self._build_tree(pos, active)
+        ids = np.sort(tree[0])
+        new_vel = vel.copy()
+        max_nbr = int(self._max_neighbors[:n][active].max()) if ids.size else 0
+        args = (
+            ids, pos, vel, pref, self._radius[:n], self._max_speed[:n], self._neighbor_dist[:n],
+            self._max_neighbors[:n], self._time_horizon[:n], self._time_horizon_obst[:n],
+            self._responsibility[:n], self._time_step, *tree, o_points, o_next,
+            self._obst["prev_ids"], self._obst["unit_dirs"], self._obst["convex"], seg_order,
+            seg_boxes, max_nbr, new_vel, self._n_lines[:n], self._lp3[:n],
+        )  # fmt: skip
+        self._last = {
+            "pos": pos.copy(),
+            "vel": vel.copy(),
+            "tree": tree,
+            **{name: getattr(self, "_" + name)[:n].copy() for name in _AGENT_PARAMS},
+            "time_step": self._time_step,
+        }
+        threads = self._threads()
+        if threads > 1 and ids.size >= 64:
+            previous = numba.get_num_threads()
+            numba.set_num_threads(threads)
+            try:
+                kernels.compute_velocities_parallel(*args, 4 * threads)
+            finally:
+                numba.set_num_threads(previous)
+        elif ids.size:
+            kernels.compute_velocities_serial(*args)
+        self._intervention[:n] = 0.0
+        self._intervention[ids] = np.hypot(*(new_vel[ids] - pref[ids]).T)
+        inactive = ~active
+        self._n_lines[:n][inactive] = 0
+        self._lp3[:n][inactive] = False
+        kernels.apply_velocities(
+            ids, pos, vel, new_vel, self._time_step, o_points, o_next, seg_order, seg_boxes,
+            self._corrected[:n],
+        )  # fmt: skip
+        self._corrected[:n][inactive] = False
+        self._global_time += self._time_step
+
+    # ------------------------------------------------------------------ queries
+    def _agent_id(self, i):
+        if isinstance(i, bool) or not isinstance(i, numbers.Integral) or not 0 <= i < self._n:
+            raise ValueError(f"agent id must be an integer in 0..{self._n - 1}, got {i!r}")
+        return int(i)
+
+    def _debug(self, i):
+        """Neighbours and ORCA lines of agent i in the last step (recomputed from its state)."""
+        i = self._agent_id(i)
+        last = self._last
+        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 4)))
+        if last is None or i >= last["pos"].shape[0] or not np.any(last["tree"][0] == i):
+            return empty
+        pos = last["pos"]
+        o_points, o_next, seg_order, seg_boxes = self._index()
+        k = int(last["max_neighbors"][i])
+        nbr_ids = np.zeros(max(k, 1), dtype=np.int64)
+        nbr_dsq = np.zeros(max(k, 1))
+        stack = np.empty(last["tree"][0].size + 2, dtype=np.int64)
+        n_nbr = kdtree.query_agent_neighbors(
+            i, pos[i, 0], pos[i, 1], last["neighbor_dist"][i] ** 2, k, pos, *last["tree"], stack,
+            nbr_ids, nbr_dsq,
+        )  # fmt: skip
+        reach = last["time_horizon_obst"][i] * last["max_speed"][i] + last["radius"][i]
+        cap = 16
+        while True:
+            obst_ids = np.empty(cap, dtype=np.int64)
+            n_obst = obstacles.query_segments(
+                pos[i, 0], pos[i, 1], reach * reach, True, False, o_points, o_next, seg_order,
+                seg_boxes, obst_ids, np.empty(cap),
+            )  # fmt: skip
+            if n_obst <= cap:
+                break
+            cap = n_obst
+        obst_ids = obst_ids[:n_obst]
+        lines = np.zeros((obst_ids.size + max(k, 1), 4))
+        n_lines, _ = kernels.agent_lines(
+            i, pos, last["vel"], last["radius"], last["max_speed"], last["time_horizon"],
+            last["time_horizon_obst"], last["responsibility"], last["time_step"], nbr_ids, n_nbr,
+            obst_ids, obst_ids.size, o_points, o_next, self._obst["prev_ids"],
+            self._obst["unit_dirs"], self._obst["convex"], lines,
+        )  # fmt: skip
+        if last["max_speed"][i] == 0.0:
+            n_lines = 0
+        return nbr_ids[:n_nbr].copy(), obst_ids, lines[:n_lines].copy()
+
+    def agent_neighbors(self, i):
+        """(k,) int64 ids of the agents that agent ``i`` took into account in the last step.
+
+        Nearest first; empty before the first step or if ``i`` was inactive.
+        """
+        return self._debug(i)[0]
+
+    def obstacle_neighbors(self, i):
+        """(m,) int64 obstacle segments (start vertex ids) agent ``i`` considered in the last step.
+
+        Nearest first; empty before the first step or if ``i`` was inactive.
+        """
+        return self._debug(i)[1]
+
+    def orca_lines(self, i):
+        """(L, 4) float64 ORCA lines (point_x, point_y, dir_x, dir_y) of agent ``i``, last step.
+
+        Obstacle lines come first. The permitted half-plane is left of each directed line.
+        """
+        return self._debug(i)[2]
+
+    def query_visibility(self, p, q, radius=0.0):
+        """Whether q is visible from p for a disc of ``radius`` (RVO2's ``queryVisibility``).
+
+        See :func:`orca_env.core.obstacles.query_visibility` for the exact rule.
+
+        Args:
+            p: (x, y) metres.
+            q: (x, y) metres.
+            radius: clearance in metres; must be >= 0.
+        """
+        p = _as_point("p", p)
+        q = _as_point("q", q)
+        radius = _check_scalar("radius", radius, lambda a: a >= 0, "must be >= 0")
+        o_points, o_next, seg_order, seg_boxes = self._index()
+        return bool(
+            obstacles.query_visibility(
+                p[0], p[1], q[0], q[1], float(radius), o_points, o_next, seg_order, seg_boxes
+            )
+        )
+
+    def query_agent_neighbors(self, k, max_range, ids=None):
+        """The ``k`` nearest active agents within ``max_range`` of each agent, on current positions.
+
+        Args:
+            k: neighbours per agent; must be >= 0.
+            max_range: metres; must be >= 0.
+            ids: agents to query (None: all agents).
+
+        Returns:
+            (neighbor_ids (len(ids), k) int64, -1 padded; dist_sq (len(ids), k) float64, inf
+            padded), nearest first; the agent itself and inactive agents are excluded.
+        """
+        k = _check_scalar("k", k, lambda a: a >= 0, "must be >= 0", integer=True)
+        max_range = _check_scalar("max_range", max_range, lambda a: a >= 0, "must be >= 0")
+        q = np.arange(self._n, dtype=np.int64) if ids is None else self._ids(ids)
+        pos = self._pos[: self._n]
+        order = self._kd_order[self._active[: self._n][self._kd_order]].copy()
+        n_nodes = max(2 * order.size - 1, 1)
+        tree = (
+            order,
+            np.zeros(n_nodes, dtype=np.int64),
+            np.zeros(n_nodes, dtype=np.int64),
+            np.zeros(n_nodes, dtype=np.int64),
+            np.zeros(n_nodes, dtype=np.int64),
+            np.zeros((n_nodes, 4)),
+        )
+        kdtree.build_agent_tree(pos, *tree)
+        out_ids = np.full((q.size, k), -1, dtype=np.int64)
+        out_dsq = np.full((q.size, k), np.inf)
+        kdtree.query_many(q, pos, float(max_range) ** 2, k, *tree, out_ids, out_dsq)
+        return out_ids, out_dsq
+
+    def query_obstacle_neighbors(self, points, max_range, max_count):
+        """Nearest obstacle segments within ``max_range`` that each point sees from outside.
+
+        Args:
+            points: (p, 2) metres.
+            max_range: metres; must be >= 0.
+            max_count: segments kept per point; must be >= 0.
+
+        Returns:
+            (segment ids (p, max_count) int64 (start vertex), -1 padded; closest points on the
+            segments (p, max_count, 2), nan padded; squared distances (p, max_count), inf padded),
+            nearest first.
+        """
+        pts = _as_points("points", points)
+        max_range = _check_scalar("max_range", max_range, lambda a: a >= 0, "must be >= 0")
+        max_count = _check_scalar(
+            "max_count", max_count, lambda a: a >= 0, "must be >= 0", integer=True
+        )
+        o_points, o_next, seg_order, seg_boxes = self._index()
+        seg = np.full((pts.shape[0], max_count), -1, dtype=np.int64)
+        dsq = np.full((pts.shape[0], max_count), np.inf)
+        closest = np.full((pts.shape[0], max_count, 2), np.nan)
+        if max_count:
+            obstacles.query_many(
+                pts, float(max_range) ** 2, o_points, o_next, seg_order, seg_boxes, seg, dsq,
+                closest,
+            )  # fmt: skip
+        return seg, closest, dsq
+
+    def is_walkable(self, points, clearance=0.0):
+        """(p,) bool: outside every obstacle, inside the boundary, ``clearance`` from all edges.
+
+        Args:
+            points: (p, 2) metres.
+            clearance: metres; must be >= 0.
+        """
+        pts = _as_points("points", points)
+        clearance = _check_scalar("clearance", clearance, lambda a: a >= 0, "must be >= 0")
+        o_points, o_next, seg_order, seg_boxes = self._index()
+        return obstacles.walkable(
+            pts[:, 0].copy(), pts[:, 1].copy(), float(clearance), o_points, o_next,
+            self._obst["polygon"], self._is_boundary, seg_order, seg_boxes,
+        )  # fmt: skip
+
+    def __repr__(self):
+        return (
+            f"Simulator(num_agents={self._n}, active={int(self._active[: self._n].sum())}, "
+            f"obstacle_vertices={self.num_obstacle_vertices}, time_step={self._time_step}, "
+            f"global_time={self._global_time:g})"
+        )
