@@ -77,10 +77,15 @@ def clean_polygon(vertices, name="vertices"):
         return v, removed, 0.0
     area = 0.5 * float(np.sum(v[:, 0] * np.roll(v[:, 1], -1) - np.roll(v[:, 0], -1) * v[:, 1]))
     scale = float(np.max(np.abs(v - v.mean(axis=0)))) or 1.0
-    if abs(area) <= 1e-12 * scale * scale:
+    rel = v - v[0]
+    far = rel[np.argmax(np.einsum("ij,ij->i", rel, rel))]
+    collinear = np.all(np.abs(rel[:, 0] * far[1] - rel[:, 1] * far[0]) <= 1e-12 * scale * scale)
+    if collinear:
         raise ValueError(f"{name} has zero area (collinear vertices): {v.tolist()!r}")
     if _self_intersects(v):
         raise ValueError(f"{name} is self-intersecting: {v.tolist()!r}")
+    if abs(area) <= 1e-12 * scale * scale:
+        raise ValueError(f"{name} has zero area: {v.tolist()!r}")
     return v, removed, area
 
 

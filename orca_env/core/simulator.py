@@ -348,7 +348,7 @@ class Simulator:
                 raise ValueError(f"{name} must be an integer, got {value!r}")
             bad = ~check(arr)
             if np.any(bad):
-                raise ValueError(f"{name} {message}, got {arr[bad][0]!r}")
+                raise ValueError(f"{name} {message}, got {arr[bad][0].item()!r}")
             out[name] = arr.astype(dtype)
         return out
 
