@@ -1,0 +1,364 @@
+"""Strict configuration of the environment: dataclasses, defaults and YAML loading.
+
+Every key of an environment config is a field of :class:`EnvConfig` (or of one of its nested
+sections). Defaults live here, documented once, in the field's ``doc`` metadata. A config is
+built from (in increasing priority) the code defaults, the scenario's defaults, a YAML file or a
+dict, and keyword arguments of :func:`orca_env.parallel_env`. Nested sections (``observation``,
+``rewards``, ``stall``, ``scenario_kwargs``) merge key by key; ``groups`` replaces the list.
+
+Validation is strict, as in VMAS: an unknown key or a value of the wrong type raises
+``ValueError`` naming the key (with its path, e.g. ``rewards.colision``) and listing the valid
+keys. ``bool`` is never accepted where a number is expected; ``int`` is accepted for ``float``.
+
+Example YAML (``configs/circle.yaml``)::
+
+    scenario: circle_v0
+    max_steps: 2000
+    groups:
+      - {population: learned, count: 25, on_goal: stay}
+      - {population: orca, count: 225, on_goal: stay}
+    observation: {frame: goal, num_agents: 6, num_obstacles: 0, range: 15.0}
+    rewards: {collision: -0.25}
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+__all__ = [
+    "EnvConfig",
+    "GroupConfig",
+    "ObservationConfig",
+    "RewardConfig",
+    "StallConfig",
+    "load_config",
+    "POPULATIONS",
+    "GOAL_BEHAVIOURS",
+]
+
+POPULATIONS = ("learned", "orca", "non_reactive")
+GOAL_BEHAVIOURS = ("stop", "stay", "new_goal")
+
+
+def _f(default: Any, doc: str, *, kind: Any, choices: tuple | None = None,
+       minimum: float | None = None, positive: bool = False, optional: bool = False) -> Any:
+    """A dataclass field with its documentation and validation rules as metadata."""
+    meta = {"doc": doc, "kind": kind, "choices": choices, "minimum": minimum,
+            "positive": positive, "optional": optional}
+    if isinstance(default, (list, dict)):
+        return field(default_factory=lambda d=default: copy.deepcopy(d), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass
+class GroupConfig:
+    """One group of agents sharing a population, a goal behaviour and ORCA parameters.
+
+    Parameters left ``None`` take the scenario's agent defaults (``Scenario.AGENT_DEFAULTS``).
+    """
+
+    population: str = _f("learned", "learned (PettingZoo agents), orca (crowd following pure "
+                         "ORCA to its goal) or non_reactive (dynamic obstacles: head for their "
+                         "goal on a straight line or roadmap path, responsibility 0, avoid no one)",
+                         kind=str, choices=POPULATIONS)
+    count: int = _f(1, "number of agents in the group; must be >= 0", kind=int, minimum=0)
+    name: str | None = _f(None, "label reported in infos['group']; default '<population>_<index>'",
+                          kind=str, optional=True)
+    on_goal: str = _f("stop", "stop (terminate and leave the simulation), stay (park: keep "
+                      "ORCA-steering to the goal, still an obstacle), new_goal (crowd only: "
+                      "the scenario draws a new goal, for endless flows)",
+                      kind=str, choices=GOAL_BEHAVIOURS)
+    safety_layer: bool = _f(True, "learned only. True: the action is a preferred velocity that "
+                            "ORCA filters. False: the action is the velocity itself (the agent "
+                            "gets responsibility 0 in the core, so it moves as commanded and "
+                            "the others take full responsibility for avoiding it)", kind=bool)
+    radius: float | None = _f(None, "metres; must be positive", kind=float, positive=True,
+                              optional=True)
+    max_speed: float | None = _f(None, "m/s; actions are scaled to it; must be positive",
+                                 kind=float, positive=True, optional=True)
+    pref_speed: float | None = _f(None, "m/s, speed of the goal-directed preferred velocity of "
+                                  "scripted agents (RVO2 examples use 1); must be positive",
+                                  kind=float, positive=True, optional=True)
+    neighbor_dist: float | None = _f(None, "ORCA neighbour distance (m)", kind=float,
+                                     positive=True, optional=True)
+    max_neighbors: int | None = _f(None, "ORCA max neighbours", kind=int, minimum=0,
+                                   optional=True)
+    time_horizon: float | None = _f(None, "ORCA time horizon for agents (s)", kind=float,
+                                    positive=True, optional=True)
+    time_horizon_obst: float | None = _f(None, "ORCA time horizon for obstacles (s)",
+                                         kind=float, positive=True, optional=True)
+    noise: float | None = _f(None, "magnitude bound (m/s) of RVO2's symmetry-breaking noise on "
+                             "the preferred velocity of scripted agents, U(0, noise) in a "
+                             "uniform direction each step; default 1e-4 for orca, 0 otherwise",
+                             kind=float, minimum=0.0, optional=True)
+
+
+@dataclass
+class ObservationConfig:
+    """Observation layout parameters."""
+
+    frame: str = _f("goal", "goal: vectors in the agent's goal-aligned frame (x towards the "
+                    "goal or waypoint); world: world frame", kind=str, choices=("goal", "world"))
+    num_agents: int | None = _f(None, "K nearest agents observed; None: scenario default",
+                                kind=int, minimum=0, optional=True)
+    num_obstacles: int | None = _f(None, "M nearest obstacle segments observed; None: scenario "
+                                   "default (0 without obstacles)", kind=int, minimum=0,
+                                   optional=True)
+    range: float | None = _f(None, "metres; agents and segments farther are not observed; "
+                             "None: scenario default", kind=float, positive=True, optional=True)
+
+
+@dataclass
+class RewardConfig:
+    """Reward weights (signed) and the parameters of the terms.
+
+    The reward of an agent is ``sum(weight * raw_term)``; ``infos[agent]['reward_terms']``
+    reports each weighted term. Raw terms:
+
+    * ``progress``: (d_prev - d_now) / d_0, the reduction of the distance to the goal (the
+      roadmap path length when guidance is on) as a fraction of the initial one, so an episode
+      that reaches the goal collects about ``progress`` in total whatever the scenario's scale.
+      Potential-based (phi = -d / d_0), so it does not change the optimal policy (Ng et al. 1999).
+    * ``goal``: 1 on the step the agent reaches its goal.
+    * ``collision``: 1 on a step where the agent's swept disc (along the segment travelled)
+      overlaps another agent or an obstacle.
+    * ``deadlock``: 1 on each step the stall detector flags the agent (see ``stall``).
+    * ``intervention``: |safe velocity - preferred velocity| / max speed (0..2), how much ORCA
+      changed the action.
+    * ``time``: the time step in seconds.
+    * ``discomfort``: CrowdNav's term, (discomfort_dist - clearance) * time step when the
+      clearance to the nearest agent is below discomfort_dist (0 otherwise).
+
+    Defaults: goal +1 and collision -0.25 follow CrowdNav (the de-facto reference); progress 1
+    gives a dense signal of the same scale as the goal bonus; deadlock -0.05 per stalled step and
+    intervention -0.05 are small shaping terms (a stalled episode of 40 steps costs 2, twice the
+    goal); time -0.01 per second breaks ties towards faster routes; discomfort is off (CrowdNav
+    uses weight 0.5 with discomfort_dist 0.2, see ``configs/crowdnav_circle.yaml``).
+    """
+
+    progress: float = _f(1.0, "weight of the progress term", kind=float)
+    goal: float = _f(1.0, "weight of the goal term (CrowdNav: +1)", kind=float)
+    collision: float = _f(-0.25, "weight of the collision term (CrowdNav: -0.25)", kind=float)
+    deadlock: float = _f(-0.05, "weight of the deadlock (stalled) term, per step", kind=float)
+    intervention: float = _f(-0.05, "weight of the ORCA intervention term", kind=float)
+    time: float = _f(-0.01, "weight of the time term, per second", kind=float)
+    discomfort: float = _f(0.0, "weight of the discomfort term (CrowdNav: 0.5)", kind=float)
+    discomfort_dist: float = _f(0.2, "clearance (m) below which discomfort accrues", kind=float,
+                                minimum=0.0)
+
+
+@dataclass
+class StallConfig:
+    """The stall (deadlock) detector."""
+
+    speed_fraction: float = _f(0.05, "an agent is slow when its speed is below this fraction "
+                               "of its max speed", kind=float, minimum=0.0)
+    window: int = _f(20, "steps an agent must stay slow (and away from its goal) to count as "
+                     "stalled; 20 steps = 5 s at dt 0.25", kind=int, minimum=1)
+    end_episode: bool = _f(True, "end the episode (truncated, status 'deadlocked') when every "
+                           "remaining agent (learned and moving crowd) is stalled", kind=bool)
+
+
+@dataclass
+class EnvConfig:
+    """The whole environment configuration (see the module docstring for the merge order)."""
+
+    scenario: str = _f("circle_v0", "registered scenario name, e.g. circle_v0 "
+                       "(see orca_env.scenarios.SCENARIOS)", kind=str)
+    scenario_kwargs: dict = _f({}, "scenario parameters (validated by the scenario)", kind=dict)
+    groups: list | None = _f(None, "list of group dicts (GroupConfig keys); None: the "
+                             "scenario's default groups; at least one learned agent is needed",
+                             kind=list, optional=True)
+    time_step: float | None = _f(None, "seconds per step; None: scenario default (0.25)",
+                                 kind=float, positive=True, optional=True)
+    max_steps: int | None = _f(None, "steps before truncation (status 'timed_out'); None: "
+                               "scenario default", kind=int, minimum=1, optional=True)
+    guidance: bool = _f(False, "steer by a visibility roadmap over obstacle corners: the "
+                        "observed goal is the next waypoint and progress uses path length",
+                        kind=bool)
+    on_collision: str = _f("terminate", "terminate: a learned agent that collides terminates "
+                           "and leaves the simulation (CrowdNav); continue: it keeps going and "
+                           "is penalised on every colliding step", kind=str,
+                           choices=("terminate", "continue"))
+    collision_tolerance: float = _f(0.01, "metres of overlap tolerated before a contact counts "
+                                    "as a collision: pure ORCA leaves overlaps of about a "
+                                    "millimetre in dense crowds (RVO2's Circle), which are not "
+                                    "collisions",
+                                    kind=float, minimum=0.0)
+    observation: ObservationConfig = _f(None, "observation section", kind=ObservationConfig)
+    rewards: RewardConfig = _f(None, "reward section", kind=RewardConfig)
+    stall: StallConfig = _f(None, "stall detector section", kind=StallConfig)
+    num_threads: int | None = _f(None, "threads of the core (results do not depend on it)",
+                                 kind=int, minimum=1, optional=True)
+    render_mode: str | None = _f(None, "None, 'human' or 'rgb_array'", kind=str,
+                                 choices=("human", "rgb_array"), optional=True)
+
+    def __post_init__(self) -> None:
+        for name, cls in (("observation", ObservationConfig), ("rewards", RewardConfig),
+                          ("stall", StallConfig)):
+            if getattr(self, name) is None:
+                setattr(self, name, cls())
+
+    def to_dict(self) -> dict:
+        """A plain dict (YAML-serialisable) of the config."""
+        return dataclasses.asdict(self)
+
+
+_SECTIONS = {"observation": ObservationConfig, "rewards": RewardConfig, "stall": StallConfig}
+
+
+def _type_name(kind: Any) -> str:
+    return getattr(kind, "__name__", str(kind))
+
+
+def _check_value(key: str, value: Any, meta: dict) -> Any:
+    """Validate one scalar value against the field metadata; return the converted value."""
+    kind = meta["kind"]
+    if value is None:
+        if meta["optional"]:
+            return None
+        raise ValueError(f"config key {key!r} must be a {_type_name(kind)}, got None")
+    if kind is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"config key {key!r} must be a number, got {value!r} "
+                             f"({type(value).__name__})")
+        value = float(value)
+    elif kind is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            # Accept integral floats from YAML like 1e3 only when exactly integral.
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            else:
+                raise ValueError(f"config key {key!r} must be an integer, got {value!r} "
+                                 f"({type(value).__name__})")
+    elif kind is bool:
+        if not isinstance(value, bool):
+            raise ValueError(f"config key {key!r} must be true or false, got {value!r}")
+    elif kind is str:
+        if not isinstance(value, str):
+            raise ValueError(f"config key {key!r} must be a string, got {value!r}")
+    elif kind is dict:
+        if not isinstance(value, dict):
+            raise ValueError(f"config key {key!r} must be a mapping, got {value!r}")
+        return dict(value)
+    elif kind is list:
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"config key {key!r} must be a list, got {value!r}")
+        return list(value)
+    if meta["choices"] is not None and value not in meta["choices"]:
+        raise ValueError(f"config key {key!r} must be one of {list(meta['choices'])}, "
+                         f"got {value!r}")
+    if kind in (int, float):
+        if meta["positive"] and not value > 0:
+            raise ValueError(f"config key {key!r} must be positive, got {value!r}")
+        if meta["minimum"] is not None and not value >= meta["minimum"]:
+            raise ValueError(f"config key {key!r} must be >= {meta['minimum']}, got {value!r}")
+        if kind is float and value != value:
+            raise ValueError(f"config key {key!r} must not be NaN")
+    return value
+
+
+def parse_section(cls: type, data: Any, path: str = "") -> Any:
+    """Build dataclass ``cls`` from a mapping, strictly.
+
+    Args:
+        cls: A dataclass from this module.
+        data: A mapping, an instance of ``cls`` (returned as a copy) or ``None`` (defaults).
+        path: Dotted prefix naming the section in error messages.
+
+    Returns:
+        An instance of ``cls``.
+
+    Raises:
+        ValueError: On an unknown key (the message lists the valid ones) or a bad value.
+    """
+    if data is None:
+        return cls()
+    if isinstance(data, cls):
+        data = dataclasses.asdict(data)
+    if not isinstance(data, dict):
+        raise ValueError(f"config section {path.rstrip('.') or '<root>'!r} must be a mapping, "
+                         f"got {data!r}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = [k for k in data if k not in fields]
+    if unknown:
+        raise ValueError(f"unknown config key {path + str(unknown[0])!r}; valid keys"
+                         f"{' in ' + repr(path.rstrip('.')) if path else ''}: {sorted(fields)}")
+    kwargs = {}
+    for name, value in data.items():
+        meta = fields[name].metadata
+        key = path + name
+        if name in _SECTIONS and cls is EnvConfig:
+            kwargs[name] = parse_section(_SECTIONS[name], value, key + ".")
+        elif name == "groups" and cls is EnvConfig:
+            value = _check_value(key, value, meta)
+            if value is not None:
+                value = [parse_section(GroupConfig, g, f"{key}[{i}].")
+                         for i, g in enumerate(value)]
+            kwargs[name] = value
+        else:
+            kwargs[name] = _check_value(key, value, meta)
+    return cls(**kwargs)
+
+
+def _deep_merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for k, v in over.items():
+        if k in out and isinstance(out[k], dict) and isinstance(v, dict):
+            out[k] = _deep_merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+def load_config(config: str | os.PathLike | dict | EnvConfig | None = None,
+                **overrides: Any) -> EnvConfig:
+    """Resolve a config from a YAML path, a dict or an ``EnvConfig``, plus keyword overrides.
+
+    Args:
+        config: Path to a YAML file, a mapping, an ``EnvConfig`` or ``None`` (code defaults).
+        **overrides: Any ``EnvConfig`` key; nested sections merge key by key.
+
+    Returns:
+        The validated ``EnvConfig``. Scenario defaults are applied later, by the env.
+
+    Raises:
+        ValueError: On an unknown key, a wrong type or an invalid value.
+        FileNotFoundError: If the YAML path does not exist.
+    """
+    if config is None:
+        data: dict = {}
+    elif isinstance(config, EnvConfig):
+        data = dataclasses.asdict(config)
+    elif isinstance(config, dict):
+        data = copy.deepcopy(config)
+    elif isinstance(config, (str, os.PathLike)):
+        with open(config, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh) or {}
+        if not isinstance(data, dict):
+            raise ValueError(f"config file {os.fspath(config)!r} must hold a mapping at its top "
+                             f"level, got {type(data).__name__}")
+    else:
+        raise ValueError(f"config must be a path, a dict or an EnvConfig, got {config!r}")
+    data = _deep_merge(data, overrides)
+    return parse_section(EnvConfig, data)
+
+
+def describe() -> str:
+    """A human-readable table of every config key, its default and its meaning."""
+    lines = []
+    for cls, prefix in ((EnvConfig, ""), (GroupConfig, "groups[]."),
+                        (ObservationConfig, "observation."), (RewardConfig, "rewards."),
+                        (StallConfig, "stall.")):
+        for f in dataclasses.fields(cls):
+            if cls is EnvConfig and f.name in _SECTIONS:
+                continue
+            default = f.default if f.default is not dataclasses.MISSING else f.default_factory()
+            lines.append(f"{prefix}{f.name} = {default!r}: {f.metadata['doc']}")
+    return "\n".join(lines)

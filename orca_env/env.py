@@ -1,0 +1,610 @@
+"""The generic PettingZoo ``ParallelEnv`` on the ORCA core, driven by a scenario."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+from pettingzoo import ParallelEnv
+from pettingzoo.utils import parallel_to_aec
+
+from .config import EnvConfig, GroupConfig, load_config, parse_section
+from .core import Simulator
+from .guidance import Roadmap
+from .observations import STATE_FEATURES, build_observations, make_space
+from .rewards import TERMS, agent_collisions, obstacle_collisions, weighted_terms
+from .scenarios import make_scenario
+
+__all__ = ["OrcaEnv", "parallel_env", "env", "STATUSES"]
+
+LEARNED, ORCA, NON_REACTIVE = 0, 1, 2
+_POP_CODE = {"learned": LEARNED, "orca": ORCA, "non_reactive": NON_REACTIVE}
+STOP, STAY, NEW_GOAL = 0, 1, 2
+_GOAL_CODE = {"stop": STOP, "stay": STAY, "new_goal": NEW_GOAL}
+#: Values of ``infos[agent]['status']``.
+STATUSES = ("active", "at_goal", "collided", "deadlocked", "timed_out")
+_ORCA_PARAMS = ("neighbor_dist", "max_neighbors", "time_horizon", "time_horizon_obst")
+
+
+class OrcaEnv(ParallelEnv):
+    """A crowd of ORCA agents in which some agents are learned.
+
+    ## Description
+
+    Every step runs the ORCA core (RVO2 2.0 semantics, ``orca_env.core``). Each agent belongs to
+    a *group* (config ``groups``) with one of three populations:
+
+    * ``learned``: the PettingZoo agents ``agent_0 .. agent_{L-1}`` (in group order). With
+      ``safety_layer: true`` (default) the action is a preferred velocity that ORCA makes
+      collision-free; with ``safety_layer: false`` it is the velocity itself (the agent gets
+      responsibility 0, so ORCA leaves it alone and the others avoid it fully), for ablations.
+    * ``orca``: crowd agents heading for their goals with pure ORCA: preferred velocity = vector
+      to the goal (or waypoint), shortened to ``pref_speed`` when longer, plus RVO2's
+      symmetry-breaking noise (``noise``, seeded from ``np_random``).
+    * ``non_reactive``: dynamic obstacles that follow their straight (or roadmap) path to their
+      goal at ``pref_speed`` and avoid no one (responsibility 0).
+
+    On reaching its goal a group either ``stop``s (the agent leaves the simulation), ``stay``s
+    (parked: it keeps steering to its goal under ORCA, so it is still an obstacle that yields) or,
+    for the crowd, gets a ``new_goal`` from the scenario. A learned agent terminates on reaching
+    its goal whatever its group's ``on_goal`` (which only decides whether it leaves or parks).
+
+    ## Agents
+
+    ``possible_agents`` = ``agent_0 .. agent_{L-1}``, one per learned slot; crowd agents are part
+    of the environment. At least one learned agent is required (to run a pure ORCA baseline,
+    use learned agents with :meth:`heuristic_actions`, which is exactly ORCA with the safety
+    layer).
+
+    ## Action Space
+
+    ``Box(-1, 1, (2,), float32)`` per agent: the preferred velocity (or velocity, without the
+    safety layer) in world frame, in units of the agent's max speed; its norm is clipped to 1.
+    NaN or inf is a ``ValueError`` naming the agent; a finite action outside the box is clipped,
+    with one warning per episode. The action dict must hold exactly the live agents.
+
+    ## Observation Space
+
+    ``Box(float32)`` of size ``8 + 6 K + 5 M``, see :mod:`orca_env.observations` for the index
+    table (goal or waypoint vector and distance, remaining path length, own velocity, radius and
+    max speed, K nearest agents within ``range`` and M nearest obstacle segments). Vectors are in
+    the goal-aligned frame (``observation.frame: goal``) or the world frame. ``state()`` returns a
+    global state for centralised critics: ``(n_slots * 10,)`` float32, per slot px, py, vx, vy,
+    gx, gy, radius, max_speed, active, learned.
+
+    ## Rewards
+
+    A weighted sum of terms (see :class:`orca_env.config.RewardConfig` for definitions, default
+    weights and their reasons): progress (potential-based, fraction of the initial distance or
+    path length), goal, collision (swept along the step), deadlock (stalled), ORCA intervention,
+    time, discomfort. ``infos[agent]['reward_terms']`` holds each weighted term; they sum to the
+    reward.
+
+    ## Starting State
+
+    The scenario places agents (deterministic layouts such as RVO2's Circle, or rejection
+    sampling that never overlaps agents, goals or obstacles and raises ``SpawnError`` after a
+    bounded number of tries), with zero velocity.
+
+    ## Episode End
+
+    Termination (per agent): it reached its goal (status ``at_goal``), or it collided and
+    ``on_collision`` is ``terminate`` (status ``collided``). Truncation (all live agents):
+    ``max_steps`` reached (status ``timed_out``), or every remaining agent - live learned agents
+    and crowd agents still heading for a goal - has been stalled for ``stall.window`` steps
+    (status ``deadlocked``, when ``stall.end_episode``). A stalled agent that is not yet truncated
+    reports status ``deadlocked`` and pays the deadlock term.
+
+    ## Infos
+
+    ``status``, ``group``, ``reward_terms``, ``intervention`` (m/s, |safe - preferred velocity|),
+    ``num_orca_lines``, ``used_lp3``, ``position_corrected``, ``distance_to_goal`` (path length
+    with guidance), ``nearest_separation`` (clearance in m to the nearest agent or obstacle
+    within the observation range; inf if none), ``collided_with`` (None, 'agent', 'obstacle').
+
+    ## Arguments
+
+    ``OrcaEnv(config=None, **kwargs)``: ``config`` is a YAML path, a dict or an ``EnvConfig``;
+    every config key can be passed as a keyword (nested sections merge). See
+    :mod:`orca_env.config`.
+
+    ## Version History
+
+    * v0: initial version.
+    """
+
+    metadata = {"name": "orca_v0", "render_modes": ["human", "rgb_array"],
+                "is_parallelizable": True, "render_fps": 4}
+
+    def __init__(self, config: Any = None, **kwargs: Any) -> None:
+        self.config: EnvConfig = load_config(config, **kwargs)
+        cfg = self.config
+        self.scenario = make_scenario(cfg.scenario, **cfg.scenario_kwargs)
+        sc = self.scenario
+        self.render_mode = cfg.render_mode
+        groups = cfg.groups
+        if groups is None:
+            groups = [parse_section(GroupConfig, g, f"{sc.name}.groups[{i}].")
+                      for i, g in enumerate(sc.DEFAULT_GROUPS)]
+        self.groups: list[GroupConfig] = groups
+        self._setup_slots(groups)
+        self.time_step = cfg.time_step if cfg.time_step is not None else sc.TIME_STEP
+        self.max_steps = cfg.max_steps if cfg.max_steps is not None else sc.MAX_STEPS
+        ob = cfg.observation
+        self.num_obs_agents = ob.num_agents if ob.num_agents is not None \
+            else sc.OBS_DEFAULTS["num_agents"]
+        self.num_obs_obstacles = ob.num_obstacles if ob.num_obstacles is not None \
+            else sc.OBS_DEFAULTS["num_obstacles"]
+        self.obs_range = ob.range if ob.range is not None else sc.OBS_DEFAULTS["range"]
+        self._world_frame = ob.frame == "world"
+        if cfg.guidance and not sc.HAS_OBSTACLES:
+            raise ValueError(f"config key 'guidance' needs a scenario with obstacles; "
+                             f"{sc.name} has none")
+        rw = cfg.rewards
+        self._weights = np.array([getattr(rw, t) for t in TERMS], dtype=np.float64)
+
+        self.possible_agents = [f"agent_{k}" for k in range(self._learned_slots.size)]
+        v_max = float(self._max_speed.max())
+        r_max = float(self._radius.max())
+        self.observation_spaces = {
+            a: make_space(self.num_obs_agents, self.num_obs_obstacles, self.obs_range, v_max,
+                          r_max) for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Box(-1.0, 1.0, (2,), dtype=np.float32)
+                              for a in self.possible_agents}
+        n = self._n
+        self.state_space = spaces.Box(-np.inf, np.inf, (n * STATE_FEATURES,), dtype=np.float32)
+        self._obs_low = self.observation_spaces[self.possible_agents[0]].low
+        self._obs_high = self.observation_spaces[self.possible_agents[0]].high
+        self.agents: list[str] = []
+        self.np_random: np.random.Generator | None = None
+        self.np_random_seed: int | None = None
+        self.sim: Simulator | None = None
+        self._renderer = None
+
+    # -- construction ----------------------------------------------------------------------
+    def _setup_slots(self, groups: list[GroupConfig]) -> None:
+        sc = self.scenario
+        if not groups:
+            raise ValueError("config key 'groups' must list at least one group")
+        pop, goal_b, gid, names = [], [], [], []
+        params = {k: [] for k in ("radius", "max_speed", "pref_speed", *_ORCA_PARAMS)}
+        noise, resp = [], []
+        for g_idx, g in enumerate(groups):
+            where = f"groups[{g_idx}]"
+            if g.population == "learned" and g.on_goal == "new_goal":
+                raise ValueError(f"config key '{where}.on_goal': new_goal is for crowd groups "
+                                 f"(orca, non_reactive); a learned agent terminates at its goal, "
+                                 f"use stop or stay")
+            if g.population != "learned" and not g.safety_layer:
+                raise ValueError(f"config key '{where}.safety_layer' applies to learned groups "
+                                 f"only, got false for population {g.population!r}")
+            names.append(g.name or f"{g.population}_{g_idx}")
+            for _ in range(g.count):
+                pop.append(_POP_CODE[g.population])
+                goal_b.append(_GOAL_CODE[g.on_goal])
+                gid.append(g_idx)
+                for k in params:
+                    v = getattr(g, k)
+                    params[k].append(sc.AGENT_DEFAULTS[k] if v is None else v)
+                nz = g.noise if g.noise is not None else (1e-4 if g.population == "orca" else 0.0)
+                noise.append(nz if g.population != "learned" else 0.0)
+                unsafe = g.population == "non_reactive" or (g.population == "learned"
+                                                            and not g.safety_layer)
+                resp.append(0.0 if unsafe else 1.0)
+        self._pop = np.array(pop, dtype=np.int64)
+        if not np.any(self._pop == LEARNED):
+            raise ValueError("config key 'groups' must contain at least one learned agent "
+                             "(population: learned, count >= 1)")
+        self._n = self._pop.size
+        self._on_goal = np.array(goal_b, dtype=np.int64)
+        self._group = np.array(gid, dtype=np.int64)
+        self.group_names = names
+        self._radius = np.array(params["radius"], dtype=np.float64)
+        self._max_speed = np.array(params["max_speed"], dtype=np.float64)
+        self._pref_speed = np.array(params["pref_speed"], dtype=np.float64)
+        self._orca = {k: np.array(params[k]) for k in _ORCA_PARAMS}
+        self._orca["max_neighbors"] = self._orca["max_neighbors"].astype(np.int64)
+        self._noise = np.array(noise, dtype=np.float64)
+        self._resp = np.array(resp, dtype=np.float64)
+        self._learned_slots = np.flatnonzero(self._pop == LEARNED)
+        self._crowd = self._pop != LEARNED
+
+    # -- PettingZoo API --------------------------------------------------------------------
+    def observation_space(self, agent: str) -> spaces.Box:
+        """The observation space of ``agent`` (the same object on every call)."""
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Box:
+        """The action space of ``agent`` (the same object on every call)."""
+        return self.action_spaces[agent]
+
+    def reset(self, seed: int | None = None, options: dict | None = None):
+        """Start an episode; all randomness flows from ``np_random`` seeded here.
+
+        Args:
+            seed: Seeds ``np_random`` (and so the whole episode); ``None`` keeps the current
+                generator (seeded from entropy the first time).
+            options: Unused.
+
+        Returns:
+            ``(observations, infos)`` dicts keyed by agent.
+        """
+        if seed is not None or self.np_random is None:
+            self.np_random, self.np_random_seed = seeding.np_random(seed)
+        rng = self.np_random
+        sc = self.scenario
+        world = sc.build_world(rng)
+        ad = sc.AGENT_DEFAULTS
+        sim = Simulator(self.time_step, neighbor_dist=ad["neighbor_dist"],
+                        max_neighbors=ad["max_neighbors"], time_horizon=ad["time_horizon"],
+                        time_horizon_obst=ad["time_horizon_obst"], radius=ad["radius"],
+                        max_speed=ad["max_speed"], num_threads=self.config.num_threads)
+        for poly in world.obstacles:
+            sim.add_obstacle(np.asarray(poly, dtype=np.float64))
+        if world.boundary is not None:
+            sim.add_boundary(np.asarray(world.boundary, dtype=np.float64))
+        sim.process_obstacles()
+        self.world = world
+        starts, goals = sc.place_agents(rng, sim, self._radius, self._group)
+        starts = np.asarray(starts, dtype=np.float64)
+        goals = np.asarray(goals, dtype=np.float64)
+        if starts.shape != (self._n, 2) or goals.shape != (self._n, 2):
+            raise RuntimeError(f"{sc.name}.place_agents returned shapes {starts.shape}, "
+                               f"{goals.shape}; expected ({self._n}, 2)")
+        sim.add_agents(starts, radius=self._radius, max_speed=self._max_speed,
+                       responsibility=self._resp, **self._orca)
+        self.sim = sim
+        self._starts = starts
+        self._goals = goals.copy()
+        self._goal_tol = np.asarray(sc.goal_tolerance(self._radius), dtype=np.float64)
+        self._obst_points = np.ascontiguousarray(sim.obstacle_points, dtype=np.float64)
+        self._obst_next = np.ascontiguousarray(sim.obstacle_next, dtype=np.int64)
+        self._obst_dirs = np.ascontiguousarray(sim.obstacle_unit_dirs, dtype=np.float64)
+        self._has_obstacles = self._obst_points.shape[0] > 0
+        self._roadmap = None
+        if self.config.guidance:
+            self._roadmap = Roadmap(sim, float(self._radius.max()),
+                                    points=world.roadmap_points)
+            self._goal_costs = self._roadmap.goal_costs(self._goals, self._radius)
+        self._parked = np.zeros(self._n, dtype=bool)
+        self._stall = np.zeros(self._n, dtype=np.int64)
+        self._step_count = 0
+        self._warned_clip = False
+        self._all = np.arange(self._n, dtype=np.int64)
+        self._update_targets()
+        self._d0 = np.maximum(self._path_len.copy(), 1e-9)
+        self._d_prev = self._path_len.copy()
+        self.agents = self.possible_agents[:]
+        self._live = self._learned_slots.copy()
+        obs, sep_a, sep = self._observe(self._live)
+        zero_terms = dict.fromkeys(TERMS, 0.0)
+        infos = {}
+        for k, a in enumerate(self.agents):
+            i = self._live[k]
+            infos[a] = {"status": "active", "group": self.group_names[self._group[i]],
+                        "reward_terms": dict(zero_terms), "intervention": 0.0,
+                        "num_orca_lines": 0, "used_lp3": False, "position_corrected": False,
+                        "distance_to_goal": float(self._path_len[i]),
+                        "nearest_separation": float(sep[k]), "collided_with": None}
+        return dict(zip(self.agents, obs)), infos
+
+    def _update_targets(self) -> None:
+        """Waypoints (goal, or roadmap waypoint) and remaining path length of every slot."""
+        pos = self.sim.positions
+        if self._roadmap is None:
+            self._targets = self._goals
+            self._path_len = np.linalg.norm(self._goals - pos, axis=1)
+        else:
+            act = np.flatnonzero(self.sim.active)
+            if not hasattr(self, "_targets") or self._targets is self._goals \
+                    or self._targets.shape[0] != self._n:
+                self._targets = self._goals.copy()
+                self._path_len = np.linalg.norm(self._goals - pos, axis=1)
+            t, d = self._roadmap.waypoints(act, pos, self._goals, self._radius, self._goal_costs)
+            self._targets[act] = t
+            self._path_len[act] = d
+
+    def _observe(self, slots: np.ndarray):
+        """Observations ``(k, obs_size)`` float32 plus agent and overall clearances ``(k,)``."""
+        sim = self.sim
+        k = len(slots)
+        kk, mm = self.num_obs_agents, self.num_obs_obstacles
+        pos = sim.positions
+        nbr, nbr_dsq = sim.query_agent_neighbors(max(kk, 1), self.obs_range, ids=slots)
+        r_i = self._radius[slots]
+        safe_ids = np.where(nbr >= 0, nbr, 0)
+        sep_agents = np.sqrt(nbr_dsq) - r_i[:, None] - self._radius[safe_ids]
+        sep_a = sep_agents.min(axis=1) if sep_agents.shape[1] else np.full(k, np.inf)
+        sep = sep_a
+        if self._has_obstacles and k:
+            m_q = max(mm, 1)
+            seg, closest, dsq = sim.query_obstacle_neighbors(pos[slots], self.obs_range, m_q)
+            sep = np.minimum(sep_a, np.sqrt(dsq[:, 0]) - r_i)
+            seg, closest = seg[:, :mm], closest[:, :mm]
+        else:
+            seg = np.full((k, mm), -1, dtype=np.int64)
+            closest = np.zeros((k, mm, 2))
+        out = np.empty((k, self._obs_low.shape[0]), dtype=np.float32)
+        build_observations(np.asarray(slots, dtype=np.int64), pos, sim.velocities, self._radius,
+                           self._max_speed, self._targets[slots], self._path_len[slots],
+                           np.ascontiguousarray(nbr[:, :kk]), np.ascontiguousarray(seg),
+                           np.ascontiguousarray(closest), self._obst_dirs, self._world_frame,
+                           self._obs_low, self._obs_high, out)
+        return out, sep_a, sep
+
+    def _actions_to_array(self, actions: dict) -> np.ndarray:
+        if not isinstance(actions, dict):
+            raise ValueError(f"actions must be a dict keyed by agent, got {type(actions)}")
+        if len(actions) != len(self.agents) or any(a not in actions for a in self.agents):
+            live = set(self.agents)
+            unknown = [a for a in actions if a not in live]
+            if unknown:
+                raise ValueError(f"action for unknown or finished agent {unknown[0]!r}; live "
+                                 f"agents: {self.agents}")
+            missing = [a for a in self.agents if a not in actions]
+            raise ValueError(f"no action for live agent {missing[0]!r}")
+        try:
+            act = np.array([actions[a] for a in self.agents], dtype=np.float64)
+        except (ValueError, TypeError):
+            act = None
+        if act is None or act.shape != (len(self.agents), 2):
+            for a in self.agents:
+                try:
+                    shape = np.asarray(actions[a], dtype=np.float64).shape
+                except (ValueError, TypeError):
+                    shape = None
+                if shape != (2,):
+                    raise ValueError(f"action of agent {a!r} must be 2 numbers, got "
+                                     f"{actions[a]!r}")
+        bad = ~np.isfinite(act).all(axis=1)
+        if bad.any():
+            names = [self.agents[i] for i in np.flatnonzero(bad)]
+            raise ValueError(f"non-finite action (NaN or inf) for agent(s) {names}: "
+                             f"{actions[names[0]]!r}")
+        if (np.abs(act) > 1.0).any():
+            if not self._warned_clip:
+                self._warned_clip = True
+                warnings.warn("actions outside the box [-1, 1] were clipped (warned once per "
+                              "episode)", stacklevel=3)
+            np.clip(act, -1.0, 1.0, out=act)
+        norm = np.sqrt((act * act).sum(axis=1))
+        over = norm > 1.0
+        if over.any():
+            act[over] /= norm[over, None]
+        return act
+
+    def step(self, actions: dict):
+        """Advance one time step.
+
+        Args:
+            actions: ``{agent: (2,) array}`` for exactly the live agents.
+
+        Returns:
+            ``(observations, rewards, terminations, truncations, infos)``, dicts keyed by the
+            agents that acted.
+
+        Raises:
+            RuntimeError: Before ``reset`` or after the episode ended.
+            ValueError: On a bad action dict (see the class docstring).
+        """
+        if self.sim is None:
+            raise RuntimeError("step() called before reset()")
+        if not self.agents:
+            raise RuntimeError("step() called after the episode ended; call reset()")
+        act = self._actions_to_array(actions)
+        sim = self.sim
+        rng = self.np_random
+        live = self._live
+        n = self._n
+
+        # Preferred velocities: scripted agents steer to their target, learned ones act.
+        pos0 = sim.positions.copy()
+        to_t = self._targets - pos0
+        dist_t = np.sqrt((to_t * to_t).sum(axis=1))
+        scale = np.minimum(1.0, self._pref_speed / np.maximum(dist_t, 1e-12))
+        pref = to_t * scale[:, None]
+        ang = rng.uniform(0.0, 2.0 * np.pi, n)
+        mag = rng.uniform(0.0, 1.0, n) * self._noise
+        pref[:, 0] += mag * np.cos(ang)
+        pref[:, 1] += mag * np.sin(ang)
+        pref[live] = act * self._max_speed[live, None]
+        sim.set_pref_velocities(pref)
+        active0 = sim.active.copy()
+        sim.step()
+        self._step_count += 1
+        pos = sim.positions
+        vel = sim.velocities
+
+        # Collisions along the travelled segments, for the live learned agents.
+        tol = self.config.collision_tolerance
+        hit_a = np.zeros(live.size, dtype=bool)
+        agent_collisions(live, pos0, pos, self._radius, active0, tol, hit_a)
+        hit_o = np.zeros(live.size, dtype=bool)
+        if self._has_obstacles:
+            obstacle_collisions(live, pos0, pos, self._radius, self._obst_points,
+                                self._obst_next, tol, hit_o)
+        collided = hit_a | hit_o
+
+        # Goals, guidance and stall detection for every slot.
+        active = sim.active
+        moving = active & ~self._parked
+        at_goal = moving & (np.linalg.norm(self._goals - pos, axis=1) <= self._goal_tol)
+        self._update_targets()
+        speed = np.sqrt((vel * vel).sum(axis=1))
+        st = self.config.stall
+        slow = moving & ~at_goal & (speed < st.speed_fraction * self._max_speed)
+        self._stall = np.where(slow, self._stall + 1, 0)
+        stalled = self._stall >= st.window
+
+        # Reward terms of the live agents.
+        d_now = self._path_len[live]
+        raw = np.zeros((live.size, len(TERMS)))
+        raw[:, 0] = (self._d_prev[live] - d_now) / self._d0[live]
+        self._d_prev[live] = d_now
+        reached = at_goal[live]
+        raw[:, 1] = reached
+        raw[:, 2] = collided
+        raw[:, 3] = stalled[live]
+        raw[:, 4] = sim.intervention[live] / self._max_speed[live]
+        raw[:, 5] = self.time_step
+        obs, sep_a, sep = self._observe(live)
+        dd = self.config.rewards.discomfort_dist
+        raw[:, 6] = np.where(sep_a < dd, (dd - sep_a) * self.time_step, 0.0)
+        weighted, reward = weighted_terms(raw, self._weights)
+
+        # Terminations and truncations.
+        term = reached.copy()
+        if self.config.on_collision == "terminate":
+            term |= collided
+        trunc = np.zeros(live.size, dtype=bool)
+        status = np.zeros(live.size, dtype=np.int64)
+        status[stalled[live]] = 3
+        timed_out = self._step_count >= self.max_steps
+        episode_deadlock = False
+        if st.end_episode:
+            remaining = moving & ~at_goal
+            remaining[live[term]] = False
+            episode_deadlock = bool(remaining.any() and stalled[remaining].all())
+        if timed_out or episode_deadlock:
+            trunc[:] = ~term
+            status[~term] = 4 if timed_out and not episode_deadlock else 3
+        status[reached] = 1
+        status[collided] = 2
+
+        # Goal behaviours and removals from the simulation.
+        leave = np.zeros(n, dtype=bool)
+        l_stop = live[(reached & (self._on_goal[live] == STOP)) | (collided & term)]
+        leave[l_stop] = True
+        self._parked[live[reached & (self._on_goal[live] == STAY)]] = True
+        crowd_goal = at_goal & self._crowd
+        leave |= crowd_goal & (self._on_goal == STOP)
+        self._parked |= crowd_goal & (self._on_goal == STAY)
+        renew = np.flatnonzero(crowd_goal & (self._on_goal == NEW_GOAL))
+        if renew.size:
+            self._goals[renew] = self.scenario.new_goals(rng, sim, renew, pos, self._starts,
+                                                         self._goals, self._radius)
+            if self._roadmap is not None:
+                self._goal_costs[renew] = self._roadmap.goal_costs(self._goals[renew],
+                                                                   self._radius[renew])
+                self._update_targets()
+            self._stall[renew] = 0
+        if leave.any():
+            sim.deactivate_agents(np.flatnonzero(leave))
+        if not self._roadmap and renew.size:
+            self._path_len = np.linalg.norm(self._goals - pos, axis=1)
+
+        # Output dicts (the only per-agent Python work: the API wants dicts).
+        agents = self.agents
+        obs_d = dict(zip(agents, obs))
+        rew_d = dict(zip(agents, reward.tolist()))
+        done = term | trunc
+        term_d = dict(zip(agents, term.tolist()))
+        trunc_d = dict(zip(agents, trunc.tolist()))
+        w_rows = weighted.tolist()
+        inter = sim.intervention[live].tolist()
+        lines = sim.num_orca_lines[live].tolist()
+        lp3 = sim.used_lp3[live].tolist()
+        corr = sim.position_corrected[live].tolist()
+        dist = d_now.tolist()
+        seps = sep.tolist()
+        stat = status.tolist()
+        gnames = [self.group_names[g] for g in self._group[live].tolist()]
+        with_what = np.where(hit_a, 1, np.where(hit_o, 2, 0)).tolist()
+        names = (None, "agent", "obstacle")
+        infos = {}
+        for k, a in enumerate(agents):
+            infos[a] = {"status": STATUSES[stat[k]], "group": gnames[k],
+                        "reward_terms": dict(zip(TERMS, w_rows[k])), "intervention": inter[k],
+                        "num_orca_lines": lines[k], "used_lp3": lp3[k],
+                        "position_corrected": corr[k], "distance_to_goal": dist[k],
+                        "nearest_separation": seps[k], "collided_with": names[with_what[k]]}
+        if done.any():
+            keep = ~done
+            self.agents = [a for a, kp in zip(agents, keep.tolist()) if kp]
+            self._live = live[keep]
+        return obs_d, rew_d, term_d, trunc_d, infos
+
+    def state(self) -> np.ndarray:
+        """Global state ``(n_slots * 10,)`` float32: per slot px, py, vx, vy, gx, gy, radius,
+        max_speed, active, learned (world frame, SI units)."""
+        if self.sim is None:
+            raise RuntimeError("state() called before reset()")
+        s = np.empty((self._n, STATE_FEATURES), dtype=np.float32)
+        s[:, 0:2] = self.sim.positions
+        s[:, 2:4] = self.sim.velocities
+        s[:, 4:6] = self._goals
+        s[:, 6] = self._radius
+        s[:, 7] = self._max_speed
+        s[:, 8] = self.sim.active
+        s[:, 9] = self._pop == LEARNED
+        return s.reshape(-1)
+
+    def heuristic_actions(self) -> dict:
+        """Pure-ORCA actions for the live agents: the goal-directed preferred velocity (towards
+        the waypoint with guidance) at ``pref_speed``, in action units. With the safety layer,
+        stepping with these actions is exactly an ORCA crowd agent without the noise."""
+        if self.sim is None:
+            raise RuntimeError("heuristic_actions() called before reset()")
+        live = self._live
+        to_t = self._targets[live] - self.sim.positions[live]
+        d = np.linalg.norm(to_t, axis=1)
+        v = to_t * np.minimum(1.0, self._pref_speed[live] / np.maximum(d, 1e-12))[:, None]
+        a = (v / self._max_speed[live, None]).astype(np.float32)
+        return dict(zip(self.agents, a))
+
+    def render_data(self) -> dict:
+        """Arrays a renderer needs (the hook for ``orca_env/render.py``): positions, velocities,
+        radii, goals, targets, populations, active flags, obstacle polygons, boundary, extent."""
+        if self.sim is None:
+            raise RuntimeError("render_data() called before reset()")
+        return {"positions": self.sim.positions.copy(), "velocities": self.sim.velocities.copy(),
+                "radii": self._radius.copy(), "goals": self._goals.copy(),
+                "targets": np.array(self._targets, copy=True), "populations": self._pop.copy(),
+                "active": self.sim.active.copy(), "obstacles": list(self.world.obstacles),
+                "boundary": self.world.boundary, "extent": self.world.extent,
+                "time": self.sim.global_time}
+
+    def render(self):
+        """Render per ``render_mode``; ``None`` warns and returns ``None`` (Gymnasium style)."""
+        if self.render_mode is None:
+            warnings.warn("render() called with render_mode=None", stacklevel=2)
+            return None
+        try:
+            from . import render as _render  # noqa: PLC0415  (pygame stays a lazy import)
+        except ImportError as exc:
+            raise NotImplementedError("rendering lives in orca_env/render.py, which is not "
+                                      "written yet; render_data() exposes the arrays") from exc
+        if self._renderer is None:
+            self._renderer = _render.Renderer(self.render_mode, self.metadata["render_fps"])
+        return self._renderer.draw(self.render_data())
+
+    def close(self) -> None:
+        """Release the renderer, if any."""
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
+
+
+def parallel_env(config: Any = None, **kwargs: Any) -> OrcaEnv:
+    """The parallel env: ``parallel_env("configs/circle.yaml", max_steps=500)``."""
+    return OrcaEnv(config, **kwargs)
+
+
+def env(config: Any = None, **kwargs: Any):
+    """The AEC version, via PettingZoo's ``parallel_to_aec`` conversion."""
+    return parallel_to_aec(OrcaEnv(config, **kwargs))
+
+
+class _CallableModule(type(warnings)):
+    """``orca_env.env`` is both this module and the AEC constructor: calling the module calls
+    :func:`env` (the import system binds the package attribute to the module)."""
+
+    def __call__(self, config: Any = None, **kwargs: Any):
+        return env(config, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -1,0 +1,166 @@
+"""Observation layout, bounds and the numba kernel that fills them.
+
+Layout of one agent's observation (float32), ``K = num_agents``, ``M = num_obstacles``, all
+vectors in the agent's frame (goal-aligned: x towards its goal or waypoint; or world):
+
+=================  ==========================================================  =======  ======
+index              meaning                                                     min      max
+=================  ==========================================================  =======  ======
+0, 1               vector to the goal (or next waypoint), m                    -inf     inf
+2                  distance to the goal (or next waypoint), m                  0        inf
+3                  remaining distance to the goal (path length with guidance)  0        inf
+4, 5               own velocity, m/s                                           -V       V
+6                  own radius, m                                               0        R
+7                  own max speed, m/s                                          0        V
+8 + 6k + (0, 1)    k-th nearest agent: relative position, m                    -range   range
+8 + 6k + (2, 3)    k-th nearest agent: relative velocity, m/s                  -2V      2V
+8 + 6k + 4         k-th nearest agent: radius, m                               0        R
+8 + 6k + 5         k-th nearest agent: present (1) or padding (0)              0        1
+8 + 6K + 5m + 0,1  m-th nearest obstacle segment: closest point, relative, m   -range   range
+8 + 6K + 5m + 2,3  m-th nearest obstacle segment: unit direction               -1       1
+8 + 6K + 5m + 4    m-th nearest obstacle segment: present (1) or padding (0)   0        1
+=================  ==========================================================  =======  ======
+
+``V`` is the largest max speed and ``R`` the largest radius among all agents of the env.
+Padding entries are all zero. Values are clipped to the bounds after the cast to float32, so
+every observation lies in its space whatever the round-off.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from gymnasium import spaces
+from numba import njit
+
+__all__ = ["obs_size", "obs_bounds", "build_observations", "STATE_FEATURES"]
+
+OWN = 8
+PER_AGENT = 6
+PER_SEGMENT = 5
+#: Per-agent features of ``state()``: px, py, vx, vy, gx, gy, radius, max_speed, active,
+#: learned (1) / crowd (0).
+STATE_FEATURES = 10
+
+
+def obs_size(k: int, m: int) -> int:
+    """Length of the observation vector for ``k`` agents and ``m`` segments."""
+    return OWN + PER_AGENT * k + PER_SEGMENT * m
+
+
+def obs_bounds(k: int, m: int, obs_range: float, max_speed: float,
+               max_radius: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)`` float32 bound vectors of the layout above."""
+    n = obs_size(k, m)
+    lo = np.zeros(n, dtype=np.float64)
+    hi = np.zeros(n, dtype=np.float64)
+    v = max_speed * 1.001 + 1e-9
+    r = max_radius
+    lo[0:2], hi[0:2] = -np.inf, np.inf
+    lo[2:4], hi[2:4] = 0.0, np.inf
+    lo[4:6], hi[4:6] = -v, v
+    lo[6], hi[6] = 0.0, r
+    lo[7], hi[7] = 0.0, v
+    for j in range(k):
+        b = OWN + PER_AGENT * j
+        lo[b:b + 2], hi[b:b + 2] = -obs_range, obs_range
+        lo[b + 2:b + 4], hi[b + 2:b + 4] = -2 * v, 2 * v
+        lo[b + 4], hi[b + 4] = 0.0, r
+        lo[b + 5], hi[b + 5] = 0.0, 1.0
+    for j in range(m):
+        b = OWN + PER_AGENT * k + PER_SEGMENT * j
+        lo[b:b + 2], hi[b:b + 2] = -obs_range, obs_range
+        lo[b + 2:b + 4], hi[b + 2:b + 4] = -1.0, 1.0
+        lo[b + 4], hi[b + 4] = 0.0, 1.0
+    return lo.astype(np.float32), hi.astype(np.float32)
+
+
+def make_space(k: int, m: int, obs_range: float, max_speed: float,
+               max_radius: float) -> spaces.Box:
+    """The observation ``Box`` of the layout above."""
+    lo, hi = obs_bounds(k, m, obs_range, max_speed, max_radius)
+    return spaces.Box(lo, hi, dtype=np.float32)
+
+
+@njit(cache=True)
+def build_observations(slots, positions, velocities, radii, max_speeds, targets, path_rem,
+                       nbr_ids, seg_ids, seg_closest, unit_dirs, world_frame, low, high, out):
+    """Fill ``out`` (len(slots), obs_size) float32 for the agents ``slots``.
+
+    Args:
+        slots: (k,) int64 simulator ids of the observing agents.
+        positions, velocities: (n, 2) float64, world frame.
+        radii, max_speeds: (n,) float64.
+        targets: (k, 2) float64 goal or waypoint of each observing agent.
+        path_rem: (k,) float64 remaining distance to the goal.
+        nbr_ids: (k, K) int64 neighbour ids, nearest first, -1 padded.
+        seg_ids: (k, M) int64 obstacle vertex ids, -1 padded.
+        seg_closest: (k, M, 2) float64 closest points on the segments.
+        unit_dirs: (s, 2) float64 segment unit directions of the core.
+        world_frame: True for world-frame vectors, False for goal-aligned.
+        low, high: (obs_size,) float32 bounds to clip to.
+        out: (k, obs_size) float32 output.
+    """
+    kk = nbr_ids.shape[1]
+    mm = seg_ids.shape[1]
+    for r in range(slots.shape[0]):
+        i = slots[r]
+        px = positions[i, 0]
+        py = positions[i, 1]
+        vx = velocities[i, 0]
+        vy = velocities[i, 1]
+        gx = targets[r, 0] - px
+        gy = targets[r, 1] - py
+        d = np.sqrt(gx * gx + gy * gy)
+        ex = 1.0
+        ey = 0.0
+        if not world_frame and d > 1e-12:
+            ex = gx / d
+            ey = gy / d
+        # Rotation into the frame whose x axis is (ex, ey).
+        out[r, 0] = gx * ex + gy * ey
+        out[r, 1] = -gx * ey + gy * ex
+        out[r, 2] = d
+        out[r, 3] = path_rem[r]
+        out[r, 4] = vx * ex + vy * ey
+        out[r, 5] = -vx * ey + vy * ex
+        out[r, 6] = radii[i]
+        out[r, 7] = max_speeds[i]
+        for k in range(kk):
+            b = OWN + PER_AGENT * k
+            j = nbr_ids[r, k]
+            if j < 0:
+                for c in range(PER_AGENT):
+                    out[r, b + c] = 0.0
+                continue
+            rx = positions[j, 0] - px
+            ry = positions[j, 1] - py
+            wx = velocities[j, 0] - vx
+            wy = velocities[j, 1] - vy
+            out[r, b] = rx * ex + ry * ey
+            out[r, b + 1] = -rx * ey + ry * ex
+            out[r, b + 2] = wx * ex + wy * ey
+            out[r, b + 3] = -wx * ey + wy * ex
+            out[r, b + 4] = radii[j]
+            out[r, b + 5] = 1.0
+        for m in range(mm):
+            b = OWN + PER_AGENT * kk + PER_SEGMENT * m
+            s = seg_ids[r, m]
+            if s < 0:
+                for c in range(PER_SEGMENT):
+                    out[r, b + c] = 0.0
+                continue
+            cx = seg_closest[r, m, 0] - px
+            cy = seg_closest[r, m, 1] - py
+            ux = unit_dirs[s, 0]
+            uy = unit_dirs[s, 1]
+            out[r, b] = cx * ex + cy * ey
+            out[r, b + 1] = -cx * ey + cy * ex
+            out[r, b + 2] = ux * ex + uy * ey
+            out[r, b + 3] = -ux * ey + uy * ex
+            out[r, b + 4] = 1.0
+        for c in range(out.shape[1]):
+            x = out[r, c]
+            if x < low[c]:
+                out[r, c] = low[c]
+            elif x > high[c]:
+                out[r, c] = high[c]

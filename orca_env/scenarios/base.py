@@ -1,0 +1,213 @@
+"""The scenario interface and spawning helpers.
+
+A scenario owns the world (obstacles, boundary), where agents start and where they go; the core
+knows nothing of goals (as in RVO2, whose examples keep ``setupScenario``, ``setPreferredVelocities``
+and ``reachedGoal`` outside the library). All randomness comes from the ``rng`` argument
+(the env's ``np_random``), never from a global generator.
+
+Hooks, in call order at ``reset``:
+
+1. ``build_world(rng) -> World``: obstacles (list of ``(k, 2)`` float64 counter-clockwise
+   polygons, metres, world frame), optional boundary, optional roadmap points.
+2. The env builds the core ``Simulator`` with those obstacles (so ``sim.is_walkable`` works).
+3. ``place_agents(rng, sim, radii, groups) -> (starts, goals)``: ``(n, 2)`` float64 each, in
+   slot order (group after group, as listed in the config).
+4. During the episode, ``new_goals(rng, sim, ids, positions, starts, goals, radii) -> (k, 2)``
+   for crowd agents with ``on_goal: new_goal``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
+
+import numpy as np
+
+__all__ = ["Scenario", "World", "SpawnError", "sample_pairs", "rectangle"]
+
+
+class SpawnError(RuntimeError):
+    """Random placement failed within the allowed number of tries."""
+
+
+@dataclass
+class World:
+    """Static geometry of one episode.
+
+    Attributes:
+        obstacles: Counter-clockwise polygons, each ``(k, 2)`` float64, metres, world frame.
+        boundary: Optional counter-clockwise outline of the walkable region, ``(k, 2)``.
+        roadmap_points: Optional ``(r, 2)`` roadmap vertices that replace the automatic
+            obstacle-corner vertices of guidance (RVO2's Roadmap example lists its own).
+        extent: Half-width (m) of a square centred on the origin that holds the scene; used by
+            rendering and as a scale, not as a wall.
+    """
+
+    obstacles: list = field(default_factory=list)
+    boundary: np.ndarray | None = None
+    roadmap_points: np.ndarray | None = None
+    extent: float = 10.0
+
+
+def rectangle(x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
+    """Axis-aligned rectangle ``[x0, x1] x [y0, y1]`` as a counter-clockwise ``(4, 2)`` polygon."""
+    return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=np.float64)
+
+
+def _check_params(cls_name: str, defaults: dict, given: dict) -> dict:
+    """Validate scenario keyword arguments strictly against the defaults' types."""
+    unknown = [k for k in given if k not in defaults]
+    if unknown:
+        raise ValueError(f"unknown scenario_kwargs key {unknown[0]!r} for {cls_name}; valid "
+                         f"keys: {sorted(defaults)}")
+    out = dict(defaults)
+    for k, v in given.items():
+        d = defaults[k]
+        if isinstance(d, bool):
+            ok = isinstance(v, bool)
+        elif isinstance(d, int):
+            ok = isinstance(v, int) and not isinstance(v, bool)
+        elif isinstance(d, float):
+            ok = isinstance(v, (int, float)) and not isinstance(v, bool)
+            v = float(v) if ok else v
+        else:
+            ok = isinstance(v, type(d))
+        if not ok:
+            raise ValueError(f"scenario_kwargs key {k!r} of {cls_name} must be a "
+                             f"{type(d).__name__}, got {v!r}")
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and v < 0:
+            raise ValueError(f"scenario_kwargs key {k!r} of {cls_name} must be >= 0, got {v!r}")
+        out[k] = v
+    return out
+
+
+class Scenario:
+    """Base class of the scenarios; subclasses set the class attributes and the hooks.
+
+    Class attributes:
+        name: Registered, versioned name (``circle_v0``).
+        PARAMS: Defaults of the scenario's keyword arguments (``scenario_kwargs``); their types
+            are enforced and unknown keys fail loudly.
+        AGENT_DEFAULTS: Default ORCA parameters for groups that leave them ``None``:
+            ``radius, max_speed, pref_speed, neighbor_dist, max_neighbors, time_horizon,
+            time_horizon_obst``.
+        TIME_STEP: Default time step (s). MAX_STEPS: default step limit.
+        OBS_DEFAULTS: Default ``num_agents``, ``num_obstacles`` and ``range`` of observations.
+        DEFAULT_GROUPS: Groups used when the config gives none.
+        HAS_OBSTACLES: Whether guidance makes sense.
+    """
+
+    name: ClassVar[str] = "base_v0"
+    PARAMS: ClassVar[dict] = {}
+    AGENT_DEFAULTS: ClassVar[dict] = dict(radius=0.3, max_speed=1.0, pref_speed=1.0,
+                                          neighbor_dist=5.0, max_neighbors=10, time_horizon=5.0,
+                                          time_horizon_obst=2.0)
+    TIME_STEP: ClassVar[float] = 0.25
+    MAX_STEPS: ClassVar[int] = 400
+    OBS_DEFAULTS: ClassVar[dict] = dict(num_agents=6, num_obstacles=0, range=5.0)
+    DEFAULT_GROUPS: ClassVar[list] = [dict(population="learned", count=1)]
+    HAS_OBSTACLES: ClassVar[bool] = False
+    #: Tries per agent for random placement before ``SpawnError``.
+    MAX_TRIES: ClassVar[int] = 2000
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.params = _check_params(type(self).__name__, self.PARAMS, kwargs)
+
+    def __getattr__(self, item: str) -> Any:
+        # Scenario parameters read as attributes (self.radius); only called on a miss.
+        params = self.__dict__.get("params")
+        if params is not None and item in params:
+            return params[item]
+        raise AttributeError(item)
+
+    # -- hooks -----------------------------------------------------------------------------
+    def build_world(self, rng: np.random.Generator) -> World:
+        """Obstacles of the episode. Default: none."""
+        return World()
+
+    def place_agents(self, rng: np.random.Generator, sim: Any, radii: np.ndarray,
+                     groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Starts and goals, ``(n, 2)`` float64 each, metres, world frame.
+
+        Args:
+            rng: The env's generator.
+            sim: The core simulator with the world's obstacles (for ``is_walkable``).
+            radii: ``(n,)`` radius of each slot.
+            groups: ``(n,)`` int group index of each slot (slot order = config order).
+        """
+        raise NotImplementedError
+
+    def goal_tolerance(self, radii: np.ndarray) -> np.ndarray:
+        """``(n,)`` distance (m) within which an agent has reached its goal. Default: radius."""
+        return np.asarray(radii, dtype=np.float64).copy()
+
+    def new_goals(self, rng: np.random.Generator, sim: Any, ids: np.ndarray,
+                  positions: np.ndarray, starts: np.ndarray, goals: np.ndarray,
+                  radii: np.ndarray) -> np.ndarray:
+        """``(len(ids), 2)`` new goals for crowd agents with ``on_goal: new_goal``.
+
+        Default: go back to where they started (back-and-forth flows).
+        """
+        return starts[ids].copy()
+
+
+def sample_pairs(rng: np.random.Generator, sim: Any, radii: np.ndarray,
+                 sampler: Callable[[np.random.Generator, int, int], tuple[np.ndarray, np.ndarray]],
+                 *, margin: float = 0.05, min_goal_dist: float = 0.0, max_tries: int = 2000,
+                 scenario: str = "scenario") -> tuple[np.ndarray, np.ndarray]:
+    """Draw a start and a goal per agent by rejection, never overlapping anything.
+
+    A candidate pair is accepted when start and goal are walkable with clearance
+    ``radius + margin`` (``sim.is_walkable``), neither disc overlaps (with ``margin``) any start or
+    goal already accepted, and the goal is at least ``min_goal_dist`` from the start. Candidates
+    are drawn in batches of 64 so each agent costs a few vectorised calls.
+
+    Args:
+        rng: Generator.
+        sim: Core simulator holding the obstacles.
+        radii: ``(n,)`` radii.
+        sampler: ``sampler(rng, i, b) -> (starts (b, 2), goals (b, 2))`` proposes ``b``
+            candidates for agent ``i``.
+        margin: Extra clearance (m).
+        min_goal_dist: Minimum start-goal distance (m).
+        max_tries: Candidates per agent before giving up.
+        scenario: Name for the error message.
+
+    Returns:
+        ``(starts, goals)``, ``(n, 2)`` float64 each.
+
+    Raises:
+        SpawnError: If some agent has no valid pair after ``max_tries`` candidates.
+    """
+    n = len(radii)
+    starts = np.zeros((n, 2))
+    goals = np.zeros((n, 2))
+    batch = 64
+    for i in range(n):
+        r = float(radii[i])
+        tried = 0
+        placed = False
+        while tried < max_tries:
+            b = min(batch, max_tries - tried)
+            s, g = sampler(rng, i, b)
+            tried += b
+            ok = np.asarray(sim.is_walkable(s, clearance=r + margin), dtype=bool)
+            ok &= np.asarray(sim.is_walkable(g, clearance=r + margin), dtype=bool)
+            ok &= np.linalg.norm(g - s, axis=1) >= max(min_goal_dist, 2 * r + margin)
+            if i > 0:
+                prev = np.concatenate([starts[:i], goals[:i]])
+                prev_r = np.concatenate([radii[:i], radii[:i]])
+                for cand in (s, g):
+                    d = np.linalg.norm(cand[:, None, :] - prev[None, :, :], axis=2)
+                    ok &= np.all(d >= prev_r[None, :] + r + margin, axis=1)
+            idx = np.flatnonzero(ok)
+            if idx.size:
+                starts[i] = s[idx[0]]
+                goals[i] = g[idx[0]]
+                placed = True
+                break
+        if not placed:
+            raise SpawnError(f"{scenario}: could not place agent {i} of {n} (radius {r}) without "
+                             f"overlapping obstacles, agents or goals after {max_tries} tries; "
+                             f"use fewer agents, smaller radii or a larger area")
+    return starts, goals

@@ -1,0 +1,61 @@
+"""A four-way intersection of two corridors."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Scenario, World, rectangle, sample_pairs
+
+
+class Intersection(Scenario):
+    """Four flows cross at a four-way intersection.
+
+    Two ``width``-wide corridors cross at the origin; four square blocks of side ``arm_length``
+    fill the quadrants. Slot ``i`` starts in the end zone (``zone`` metres) of arm ``i mod 4``
+    (east, north, west, south) and heads for a random point in the end zone of the opposite arm.
+    Crowd agents with ``new_goal`` get a random goal at the end of a random other arm.
+
+    Version History:
+        v0: initial version.
+    """
+
+    name = "intersection_v0"
+    PARAMS = dict(width=4.0, arm_length=8.0, zone=3.0)
+    MAX_STEPS = 300
+    OBS_DEFAULTS = dict(num_agents=6, num_obstacles=4, range=5.0)
+    DEFAULT_GROUPS = [dict(population="learned", count=4, on_goal="stop"),
+                      dict(population="orca", count=12, on_goal="stop")]
+    HAS_OBSTACLES = True
+
+    def build_world(self, rng):
+        w, a = 0.5 * self.width, 0.5 * self.width + self.arm_length
+        blocks = [rectangle(w, w, a, a), rectangle(-a, w, -w, a), rectangle(-a, -a, -w, -w),
+                  rectangle(w, -a, a, -w)]
+        return World(obstacles=blocks, extent=a + 0.5)
+
+    def _arm_points(self, rng, b, arm):
+        w, a = 0.5 * self.width, 0.5 * self.width + self.arm_length
+        along = a - rng.random(b) * self.zone
+        across = (rng.random(b) - 0.5) * 2.0 * w
+        ang = np.asarray(arm) * 0.5 * np.pi
+        c, s = np.cos(ang), np.sin(ang)
+        return np.stack([c * along - s * across, s * along + c * across], axis=1)
+
+    def place_agents(self, rng, sim, radii, groups):
+        def sampler(rng, i, b):
+            arm = i % 4
+            return self._arm_points(rng, b, arm), self._arm_points(rng, b, (arm + 2) % 4)
+
+        return sample_pairs(rng, sim, radii, sampler, max_tries=self.MAX_TRIES, scenario=self.name)
+
+    def new_goals(self, rng, sim, ids, positions, starts, goals, radii):
+        ang = np.arctan2(positions[ids, 1], positions[ids, 0])
+        here = np.round(ang / (0.5 * np.pi)).astype(int) % 4
+        arms = (here + rng.integers(1, 4, size=len(ids))) % 4
+        pts = self._arm_points(rng, len(ids), arms)
+        w = 0.5 * self.width - radii[ids] - 0.05
+        # Keep the goal clear of the blocks: clamp the across-arm coordinate.
+        vertical = arms % 2 == 1
+        pts[vertical, 0] = np.clip(pts[vertical, 0], -w[vertical], w[vertical])
+        pts[~vertical, 1] = np.clip(pts[~vertical, 1], -w[~vertical], w[~vertical])
+        return pts

@@ -1,0 +1,81 @@
+"""Random obstacles in a walled arena with random starts and goals."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Scenario, SpawnError, World, sample_pairs
+
+
+class RandomObstacles(Scenario):
+    """Random rotated rectangles in a square arena; random starts and goals.
+
+    The arena is the square ``[-half_size, half_size]^2`` (a boundary outline). ``num_obstacles``
+    rectangles with sides ``U(min_side, max_side)`` and a random rotation are placed by rejection
+    so that their bounding circles stay ``gap`` metres apart and from the walls (so every pair of
+    obstacles leaves a passage). Starts and goals are drawn uniformly, walkable, non-overlapping,
+    and at least ``min_goal_dist`` apart. Placement gives up with ``SpawnError`` after a bounded
+    number of tries.
+
+    Version History:
+        v0: initial version.
+    """
+
+    name = "random_obstacles_v0"
+    PARAMS = dict(half_size=8.0, num_obstacles=6, min_side=0.6, max_side=2.0, gap=1.0,
+                  min_goal_dist=4.0)
+    MAX_STEPS = 300
+    OBS_DEFAULTS = dict(num_agents=6, num_obstacles=4, range=5.0)
+    DEFAULT_GROUPS = [dict(population="learned", count=4, on_goal="stop"),
+                      dict(population="orca", count=6, on_goal="new_goal"),
+                      dict(population="non_reactive", count=2, on_goal="new_goal")]
+    HAS_OBSTACLES = True
+
+    def build_world(self, rng):
+        h = self.half_size
+        obstacles, centres, radii = [], [], []
+        tries = 0
+        while len(obstacles) < self.num_obstacles:
+            tries += 1
+            if tries > 200 * max(1, self.num_obstacles):
+                raise SpawnError(f"{self.name}: could not place {self.num_obstacles} obstacles "
+                                 f"in a {2 * h} m arena after {tries - 1} tries; use fewer or "
+                                 f"smaller obstacles or a larger arena")
+            sx, sy = rng.uniform(self.min_side, self.max_side, size=2)
+            rad = 0.5 * np.hypot(sx, sy)
+            c = rng.uniform(-h + rad + self.gap, h - rad - self.gap, size=2)
+            if any(np.hypot(*(c - o)) < rad + ro + self.gap for o, ro in zip(centres, radii)):
+                continue
+            th = rng.uniform(0.0, np.pi)
+            rot = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
+            local = 0.5 * np.array([[-sx, -sy], [sx, -sy], [sx, sy], [-sx, sy]])
+            obstacles.append(local @ rot.T + c)
+            centres.append(c)
+            radii.append(rad)
+        outline = np.array([[-h, -h], [h, -h], [h, h], [-h, h]])
+        return World(obstacles=obstacles, boundary=outline, extent=h + 0.5)
+
+    def _uniform(self, rng, b):
+        return rng.uniform(-self.half_size, self.half_size, size=(b, 2))
+
+    def place_agents(self, rng, sim, radii, groups):
+        def sampler(rng, i, b):
+            return self._uniform(rng, b), self._uniform(rng, b)
+
+        return sample_pairs(rng, sim, radii, sampler, min_goal_dist=self.min_goal_dist,
+                            max_tries=self.MAX_TRIES, scenario=self.name)
+
+    def new_goals(self, rng, sim, ids, positions, starts, goals, radii):
+        out = np.empty((len(ids), 2))
+        for k, i in enumerate(ids):
+            for _ in range(self.MAX_TRIES // 64 + 1):
+                cand = self._uniform(rng, 64)
+                ok = np.asarray(sim.is_walkable(cand, clearance=radii[i] + 0.05), dtype=bool)
+                ok &= np.linalg.norm(cand - positions[i], axis=1) >= self.min_goal_dist
+                idx = np.flatnonzero(ok)
+                if idx.size:
+                    out[k] = cand[idx[0]]
+                    break
+            else:
+                raise SpawnError(f"{self.name}: no walkable new goal for agent slot {i}")
+        return out
