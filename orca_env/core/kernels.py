@@ -592,6 +592,13 @@ def _compute_block(
         used_lp3 = fail < n_lines
         if used_lp3:
             rx, ry = linear_program3(lines, n_lines, n_obst_lines, fail, max_speeds[i], rx, ry, proj)
+        # linear_program1's discriminant loses digits when a line is almost tangent to the speed
+        # circle, which leaves |result| up to ~1e-8 above max_speed (in RVO2 too): clamp it.
+        speed_sq = rx * rx + ry * ry
+        if speed_sq > max_speeds[i] * max_speeds[i]:
+            f = max_speeds[i] / math.sqrt(speed_sq)
+            rx *= f
+            ry *= f
         out_vel[i, 0] = rx
         out_vel[i, 1] = ry
         out_n_lines[i] = n_lines

@@ -762,6 +762,11 @@ def reference_agent(
     used_lp3 = fail < len(lines)
     if used_lp3:
         result = linear_program3(lines, num_obst, fail, max_speed, result)
+    # Beyond RVO2 (as the core): linear_program1's discriminant loses digits when a line is
+    # almost tangent to the speed circle, leaving |result| up to ~1e-8 above max_speed.
+    speed = math.hypot(result[0], result[1])
+    if speed > max_speed:
+        result = (result[0] * max_speed / speed, result[1] * max_speed / speed)
     return AgentStep(result, lines, num_obst, used_lp3, nbrs, obst_ids)
 
 
