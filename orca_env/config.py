@@ -76,8 +76,8 @@ class GroupConfig:
                       kind=str, choices=GOAL_BEHAVIOURS)
     safety_layer: bool = _f(True, "learned only. True: the action is a preferred velocity that "
                             "ORCA filters. False: the action is the velocity itself (the agent "
-                            "gets responsibility 0 in the core, so it moves as commanded and "
-                            "the others take full responsibility for avoiding it)", kind=bool)
+                            "moves exactly as commanded, walls and agents included, and has "
+                            "responsibility 0 so the others avoid it fully)", kind=bool)
     radius: float | None = _f(None, "metres; must be positive", kind=float, positive=True,
                               optional=True)
     max_speed: float | None = _f(None, "m/s; actions are scaled to it; must be positive",

@@ -40,8 +40,9 @@ class OrcaEnv(ParallelEnv):
 
     * ``learned``: the PettingZoo agents ``agent_0 .. agent_{L-1}`` (in group order). With
       ``safety_layer: true`` (default) the action is a preferred velocity that ORCA makes
-      collision-free; with ``safety_layer: false`` it is the velocity itself (the agent gets
-      responsibility 0, so ORCA leaves it alone and the others avoid it fully), for ablations.
+      collision-free; with ``safety_layer: false`` it is the velocity itself, for ablations: the
+      agent has responsibility 0 (the others avoid it fully) and its core result is overwritten
+      by ``position + action * dt``, so it can hit agents and walls (detected, penalised).
     * ``orca``: crowd agents heading for their goals with pure ORCA: preferred velocity = vector
       to the goal (or waypoint), shortened to ``pref_speed`` when longer, plus RVO2's
       symmetry-breaking noise (``noise``, seeded from ``np_random``).
@@ -210,6 +211,7 @@ class OrcaEnv(ParallelEnv):
         self._orca["max_neighbors"] = self._orca["max_neighbors"].astype(np.int64)
         self._noise = np.array(noise, dtype=np.float64)
         self._resp = np.array(resp, dtype=np.float64)
+        self._unsafe = (self._pop == LEARNED) & (self._resp == 0.0)
         self._learned_slots = np.flatnonzero(self._pop == LEARNED)
         self._crowd = self._pop != LEARNED
 
@@ -416,6 +418,17 @@ class OrcaEnv(ParallelEnv):
         active0 = sim.active.copy()
         sim.step()
         self._step_count += 1
+        unsafe = live[self._unsafe[live]]
+        if unsafe.size:
+            # Without the safety layer the action is the velocity: the core would still share
+            # avoidance between two zero-responsibility agents and keep them off walls, so
+            # override its result (collisions are then detected and penalised, not prevented).
+            p = sim.positions.copy()
+            v = sim.velocities.copy()
+            v[unsafe] = pref[unsafe]
+            p[unsafe] = pos0[unsafe] + pref[unsafe] * self.time_step
+            sim.set_positions(p)
+            sim.set_velocities(v)
         pos = sim.positions
         vel = sim.velocities
 

@@ -1,0 +1,65 @@
+import numpy as np
+
+import orca_env
+from orca_env.core import Simulator
+from orca_env.guidance import Roadmap, visible
+from orca_env.scenarios.blocks import BLOCKS, ROADMAP_POINTS
+
+
+def blocks_sim():
+    sim = Simulator(0.25)
+    for b in BLOCKS:
+        sim.add_obstacle(b)
+    sim.process_obstacles()
+    return sim
+
+
+def test_visibility_kernel_matches_core():
+    sim = blocks_sim()
+    pts = np.ascontiguousarray(sim.obstacle_points)
+    nxt = np.ascontiguousarray(sim.obstacle_next)
+    rng = np.random.default_rng(0)
+    q = rng.uniform(-80, 80, (400, 4))
+    for r in (0.0, 2.0):
+        ours = [visible(a, b, c, d, r, pts, nxt) for a, b, c, d in q]
+        core = [sim.query_visibility((a, b), (c, d), r) for a, b, c, d in q]
+        assert ours == core
+
+
+def test_roadmap_blocks_matches_rvo2_example():
+    sim = blocks_sim()
+    rm = Roadmap(sim, 2.0, points=ROADMAP_POINTS)
+    assert np.isfinite(rm.dist).all()  # the 16 points are connected around the blocks
+    goals = np.array([[-75.0, -75.0]])
+    costs = rm.goal_costs(goals, np.array([2.0]))
+    t, d = rm.waypoints(np.array([0]), np.array([[55.0, 55.0]]), goals, np.array([2.0]), costs)
+    # From the top-right grid the shortest way runs through the central cross.
+    assert d[0] >= np.hypot(130, 130) - 1e-9 and np.isfinite(d[0])
+    assert tuple(t[0]) in {tuple(p) for p in ROADMAP_POINTS}
+
+
+def test_guidance_paths_around_a_wall():
+    groups = [{"population": "learned", "count": 1}]
+    env = orca_env.parallel_env(scenario="bottleneck_v0", groups=groups, guidance=True,
+                                max_steps=200)
+    env.reset(seed=0)
+    env.sim.set_positions(np.array([[-4.0, 3.5]]))
+    env._goals[0] = (4.0, 3.5)
+    env._goal_costs = env._roadmap.goal_costs(env._goals, env._radius)
+    env._update_targets()
+    # The goal hides behind the wall: the waypoint is a door jamb corner, the path is longer
+    # than the straight line.
+    assert abs(env._targets[0, 0]) < 1.0 and abs(env._targets[0, 1]) < 1.0
+    assert env._path_len[0] > 8.0 + 1.0
+    status = None
+    while env.agents:
+        *_, infos = env.step(env.heuristic_actions())
+        status = infos["agent_0"]["status"]
+    assert status == "at_goal"
+
+
+def test_corner_points_cover_convex_corners():
+    sim = blocks_sim()
+    rm = Roadmap(sim, 2.0)
+    got = {tuple(np.round(p, 6)) for p in rm.vertices}
+    assert got == {tuple(p) for p in ROADMAP_POINTS * 1.0} or len(got) == 16

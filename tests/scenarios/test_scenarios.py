@@ -1,0 +1,71 @@
+import numpy as np
+import pytest
+
+import orca_env
+from orca_env.scenarios import SCENARIOS, SpawnError, make_scenario
+
+from scenario_helpers import SMALL
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_spawns_never_overlap(name):
+    env = orca_env.parallel_env(scenario=name, **SMALL.get(name, {}))
+    for seed in range(3):
+        env.reset(seed=seed)
+        s, g, r = env._starts, env._goals, env._radius
+        # Blocks shares one goal point per quadrant, as RVO2's example does.
+        for pts in ((s,) if name == "blocks_v0" else (s, g)):
+            d = np.linalg.norm(pts[:, None] - pts[None], axis=2)
+            np.fill_diagonal(d, np.inf)
+            assert (d >= (r[:, None] + r[None]) - 1e-9).all()
+        assert env.sim.is_walkable(s, clearance=0.0).all()
+        assert env.sim.is_walkable(g, clearance=0.0).all()
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_scenarios_are_seeded(name):
+    a = orca_env.parallel_env(scenario=name, **SMALL.get(name, {}))
+    b = orca_env.parallel_env(scenario=name, **SMALL.get(name, {}))
+    a.reset(seed=4)
+    b.reset(seed=4)
+    assert np.array_equal(a._starts, b._starts) and np.array_equal(a._goals, b._goals)
+
+
+def test_circle_is_rvo2_layout():
+    env = orca_env.parallel_env(scenario="circle_v0")
+    env.reset(seed=0)
+    i = np.arange(250)
+    pos = 200.0 * np.stack([np.cos(i * 2 * np.pi / 250), np.sin(i * 2 * np.pi / 250)], 1)
+    assert np.allclose(env._starts, pos) and np.allclose(env._goals, -pos)
+    assert env.sim.radii[0] == 1.5 and env.sim.max_speeds[0] == 2.0
+    assert env.time_step == 0.25
+
+
+def test_blocks_is_rvo2_layout():
+    env = orca_env.parallel_env(scenario="blocks_v0")
+    env.reset(seed=0)
+    assert env._starts.shape == (100, 2)
+    assert tuple(env._starts[0]) == (55.0, 55.0) and tuple(env._goals[0]) == (-75.0, -75.0)
+    assert tuple(env._starts[-1]) == (-95.0, -95.0) and tuple(env._goals[-1]) == (75.0, 75.0)
+    assert env.sim.obstacle_points.shape[0] == 16
+    assert np.all(env._goal_tol == 20.0)
+    with pytest.raises(ValueError, match="100 agent slots"):
+        orca_env.parallel_env(scenario="blocks_v0",
+                              groups=[{"population": "learned", "count": 101}]).reset(seed=0)
+
+
+def test_spawn_gives_up_with_clear_error():
+    env = orca_env.parallel_env(scenario="crowdnav_circle_v0",
+                                groups=[{"population": "learned", "count": 80}])
+    with pytest.raises(SpawnError, match="could not place agent"):
+        env.reset(seed=0)
+    env = orca_env.parallel_env(scenario="random_obstacles_v0",
+                                scenario_kwargs={"num_obstacles": 200})
+    with pytest.raises(SpawnError, match="obstacles"):
+        env.reset(seed=0)
+
+
+def test_make_scenario_strict():
+    with pytest.raises(ValueError, match="valid keys"):
+        make_scenario("corridor_v0", lenght=3.0)
+    assert make_scenario("corridor_v0", length=30).length == 30.0
