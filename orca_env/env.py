@@ -528,13 +528,14 @@ class OrcaEnv(ParallelEnv):
         gnames = [self.group_names[g] for g in self._group[live].tolist()]
         with_what = np.where(hit_a, 1, np.where(hit_o, 2, 0)).tolist()
         names = (None, "agent", "obstacle")
-        infos = {}
-        for k, a in enumerate(agents):
-            infos[a] = {"status": STATUSES[stat[k]], "group": gnames[k],
-                        "reward_terms": dict(zip(TERMS, w_rows[k])), "intervention": inter[k],
-                        "num_orca_lines": lines[k], "used_lp3": lp3[k],
-                        "position_corrected": corr[k], "distance_to_goal": dist[k],
-                        "nearest_separation": seps[k], "collided_with": names[with_what[k]]}
+        names = [names[w] for w in with_what]
+        stat = [STATUSES[x] for x in stat]
+        infos = {a: {"status": st_, "group": g_, "reward_terms": dict(zip(TERMS, w_)),
+                     "intervention": i_, "num_orca_lines": l_, "used_lp3": u_,
+                     "position_corrected": c_, "distance_to_goal": d_,
+                     "nearest_separation": s_, "collided_with": n_}
+                 for a, st_, g_, w_, i_, l_, u_, c_, d_, s_, n_ in zip(
+                     agents, stat, gnames, w_rows, inter, lines, lp3, corr, dist, seps, names)}
         if done.any():
             keep = ~done
             self.agents = [a for a, kp in zip(agents, keep.tolist()) if kp]

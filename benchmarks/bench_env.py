@@ -1,0 +1,63 @@
+"""Agent-steps per second of env.step (observations, rewards, infos) next to the core's step.
+
+Circle layout (RVO2 parameters), N learned agents plus a crowd of N ORCA agents, heuristic
+(pure ORCA) actions. Prints, per N: core step time, env step time, env overhead factor
+(env / core - 1) and agent-steps per second of env.step. Usage:
+
+    python benchmarks/bench_env.py [--sizes 10 100 1000] [--steps 200] [--threads 1]
+"""
+
+import argparse
+import time
+
+import numpy as np
+
+import orca_env
+
+
+def bench(n, steps, threads):
+    kw = dict(scenario="circle_v0", num_threads=threads, max_steps=100_000,
+              scenario_kwargs={"circle_radius": max(20.0, 0.8 * 2 * n)},
+              groups=[{"population": "learned", "count": n, "on_goal": "stay"},
+                      {"population": "orca", "count": n, "on_goal": "stay"}])
+    env = orca_env.parallel_env(**kw)
+    env.reset(seed=0)
+    acts = env.heuristic_actions()
+    for _ in range(5):  # warm-up (numba compilation)
+        env.step(acts)
+    t_env = t_core = 0.0
+    for _ in range(steps):
+        acts = env.heuristic_actions()
+        t0 = time.perf_counter()
+        env.step(acts)
+        t_env += time.perf_counter() - t0
+        if not env.agents:
+            break
+    # The core alone on the same state.
+    sim = env.sim
+    pref = np.asarray(sim.pref_velocities).copy()
+    for _ in range(steps):
+        sim.set_pref_velocities(pref)
+        t0 = time.perf_counter()
+        sim.step()
+        t_core += time.perf_counter() - t0
+    env_ms, core_ms = 1e3 * t_env / steps, 1e3 * t_core / steps
+    return core_ms, env_ms, n * steps / t_env
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000])
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--threads", type=int, default=1)
+    args = ap.parse_args()
+    print(f"{'learned':>8} {'crowd':>6} {'core ms':>8} {'env ms':>8} {'overhead':>9} "
+          f"{'agent-steps/s':>14}")
+    for n in args.sizes:
+        core_ms, env_ms, rate = bench(n, args.steps, args.threads)
+        print(f"{n:>8} {n:>6} {core_ms:>8.3f} {env_ms:>8.3f} {env_ms / core_ms - 1:>8.2f}x "
+              f"{rate:>14,.0f}")
+
+
+if __name__ == "__main__":
+    main()
