@@ -22,7 +22,7 @@ from numba import njit
 MAX_LEAF_SIZE = 10
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def build_agent_tree(positions, order, node_begin, node_end, node_left, node_right, node_box):
     """Build the tree over ``order`` in place (``order`` is permuted as RVO2 permutes it).
 
@@ -106,7 +106,7 @@ def build_agent_tree(positions, order, node_begin, node_end, node_left, node_rig
         top += 1
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _box_dist_sq(node_box, node, x, y):
     """Squared distance from (x, y) to a node's bounding box (0 inside)."""
     dx = max(0.0, node_box[node, 0] - x) ** 2 + max(0.0, x - node_box[node, 1]) ** 2
@@ -114,7 +114,7 @@ def _box_dist_sq(node_box, node, x, y):
     return dx + dy
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def query_agent_neighbors(
     self_id,
     x,
@@ -212,7 +212,7 @@ def query_agent_neighbors(
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def query_many(
     query_ids, positions, range_sq, k, order, node_begin, node_end, node_left, node_right,
     node_box, out_ids, out_dist_sq,

@@ -29,13 +29,13 @@ RVO_EPSILON = 1e-5
 CONTACT_MARGIN = 1e-6
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def det(ax, ay, bx, by):
     """2-D cross product (determinant of the 2x2 matrix with rows a, b)."""
     return ax * by - ay * bx
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def linear_program1(lines, line_no, radius, opt_x, opt_y, direction_opt, res_x, res_y):
     """RVO2's ``linearProgram1``: optimise on line ``line_no`` subject to lines ``0..line_no-1``.
 
@@ -85,7 +85,7 @@ def linear_program1(lines, line_no, radius, opt_x, opt_y, direction_opt, res_x, 
     return True, px + t * dx, py + t * dy
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def linear_program2(lines, n_lines, radius, opt_x, opt_y, direction_opt):
     """RVO2's ``linearProgram2``: closest point to ``opt`` in the speed disc and all half-planes.
 
@@ -118,7 +118,7 @@ def linear_program2(lines, n_lines, radius, opt_x, opt_y, direction_opt):
     return n_lines, res_x, res_y
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def linear_program3(lines, n_lines, num_obst_lines, begin_line, radius, res_x, res_y, proj):
     """RVO2's ``linearProgram3``: minimise the largest violation of the agent lines.
 
@@ -193,7 +193,7 @@ def linear_program3(lines, n_lines, num_obst_lines, begin_line, radius, res_x, r
     return res_x, res_y
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _push_line(lines, n, px, py, dx, dy):
     lines[n, 0] = px
     lines[n, 1] = py
@@ -202,7 +202,7 @@ def _push_line(lines, n, px, py, dx, dy):
     return n + 1
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def obstacle_orca_lines(
     px, py, vx, vy, radius, time_horizon_obst, obst_ids, n_obst, o_points, o_next, o_prev, o_dirs,
     o_convex, lines,
@@ -422,7 +422,7 @@ def obstacle_orca_lines(
     return n_lines
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def agent_orca_line(
     i, j, positions, velocities, radii, responsibilities, time_horizon, time_step
 ):  # fmt: skip
@@ -504,7 +504,7 @@ def agent_orca_line(
     return share, velocities[i, 0] + share * ux, velocities[i, 1] + share * uy, dx, dy
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def agent_lines(
     i, positions, velocities, radii, max_speeds, time_horizons, time_horizons_obst,
     responsibilities, time_step, nbr_ids, n_nbr, obst_ids, n_obst, o_points, o_next, o_prev,
@@ -530,7 +530,7 @@ def agent_lines(
     return n_lines, n_obst_lines
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _compute_block(
     ids, pos, vel, pref, radii, max_speeds, neighbor_dists, max_neighbors, time_horizons,
     time_horizons_obst, responsibilities, time_step, order, node_begin, node_end, node_left,
@@ -605,7 +605,7 @@ def _compute_block(
         out_lp3[i] = used_lp3
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def compute_velocities_serial(
     ids, pos, vel, pref, radii, max_speeds, neighbor_dists, max_neighbors, time_horizons,
     time_horizons_obst, responsibilities, time_step, order, node_begin, node_end, node_left,
@@ -621,7 +621,7 @@ def compute_velocities_serial(
     )  # fmt: skip
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, parallel=True, error_model="numpy")
 def compute_velocities_parallel(
     ids, pos, vel, pref, radii, max_speeds, neighbor_dists, max_neighbors, time_horizons,
     time_horizons_obst, responsibilities, time_step, order, node_begin, node_end, node_left,
@@ -645,7 +645,7 @@ def compute_velocities_parallel(
         )  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def apply_velocities(ids, pos, vel, new_vel, time_step, o_points, o_next, seg_order, seg_boxes,
                      out_corrected):  # fmt: skip
     """Move agents ``ids`` by ``new_vel * time_step``, never across an obstacle or boundary edge.
