@@ -196,8 +196,8 @@ class Roadmap:
         for a in range(v):
             for b in range(a + 1, v):
                 # Edges as RVO2's Roadmap example builds them, with the clearance shrunk by 0.1 %:
-                # RVO2's own vertices sit exactly one radius off the blocks, where the core's rule
-                # (strict '>') blocks the edge that RVO2's BSP happens to let through.
+                # RVO2's own vertices sit exactly one radius off the blocks, and rounding must not
+                # turn "touching at exactly the radius" (visible) into a blocked edge.
                 if sim.query_visibility(self.vertices[a], self.vertices[b],
                                         self.clearance * 0.999):
                     adj[a, b] = adj[b, a] = float(np.hypot(*(self.vertices[a] - self.vertices[b])))

@@ -337,8 +337,8 @@ def query_visibility(q1x, q1y, q2x, q2y, radius, points, next_ids, seg_order, bo
     """RVO2's ``queryVisibility`` per-segment rule, with the index choosing candidate segments.
 
     A segment blocks the line of sight q1 -> q2 when q1 is strictly right of it (its outside),
-    q2 strictly left of it, and the segment's endpoints are not both farther than ``radius`` on
-    the same side of the line q1 q2. RVO2 evaluates this rule on BSP-split pieces and over every
+    q2 strictly left of it, and the segment's endpoints are not both at least ``radius`` away on
+    the same side of the line q1 q2 (with ``radius = 0``: strictly away, as RVO2). RVO2 evaluates this rule on BSP-split pieces and over every
     segment of the map; here it runs on whole segments whose bounding box comes within ``radius``
     of the bounding box of q1 q2, which drops RVO2's spurious blocking by segments far away along
     the infinite line q1 q2.
@@ -385,11 +385,15 @@ def query_visibility(q1x, q1y, q2x, q2y, radius, points, next_ids, seg_order, bo
                 continue
             p1_left = (q1x - ax) * (q2y - q1y) - (q1y - ay) * (q2x - q1x)
             p2_left = (q1x - bx) * (q2y - q1y) - (q1y - by) * (q2x - q1x)
-            if not (
-                p1_left * p2_left >= 0.0
-                and p1_left * p1_left * inv_len_q > r_sq
-                and p2_left * p2_left * inv_len_q > r_sq
-            ):
+            d1 = p1_left * p1_left * inv_len_q
+            d2 = p2_left * p2_left * inv_len_q
+            # A disc that passes exactly `radius` from a corner touches it without colliding;
+            # a zero-width ray through a corner is blocked (RVO2's strict test).
+            if radius > 0.0:
+                clear = d1 >= r_sq and d2 >= r_sq
+            else:
+                clear = d1 > 0.0 and d2 > 0.0
+            if not (p1_left * p2_left >= 0.0 and clear):
                 return False
     return True
 
