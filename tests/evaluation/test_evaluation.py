@@ -1,0 +1,173 @@
+"""Evaluation: metrics on the ORCA baseline, seeds, policies, outputs, bit-reproducibility."""
+
+import csv
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from orca_env.evaluation import (
+    EVAL_SEED_BASE,
+    METRICS,
+    aggregate,
+    eval_seeds,
+    evaluate,
+    format_table,
+    is_eval_seed,
+    report_hash,
+    report_json,
+    resolve_policy,
+    t95,
+)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CROWDNAV = os.path.join(ROOT, "configs", "crowdnav_circle.yaml")
+BOTTLENECK = os.path.join(ROOT, "configs", "bottleneck.yaml")
+RATES = ("success_rate", "collision_rate", "agent_collision_rate", "obstacle_collision_rate",
+         "timeout_rate", "deadlock_rate", "all_success", "lp3_rate")
+
+
+def test_seeds_are_frozen_and_reserved():
+    assert eval_seeds(3) == [10_000, 10_001, 10_002] and EVAL_SEED_BASE == 10_000
+    assert eval_seeds(2, start=5) == [10_005, 10_006]
+    assert is_eval_seed(10_000) and is_eval_seed(19_999)
+    assert not is_eval_seed(0) and not is_eval_seed(9_999) and not is_eval_seed(20_000)
+    with pytest.raises(ValueError):
+        eval_seeds(10_001)
+    with pytest.raises(ValueError, match="not an evaluation seed"):
+        evaluate(CROWDNAV, "orca", seeds=[42])
+
+
+def test_t_quantiles():
+    assert t95(1) == pytest.approx(12.706, abs=1e-3)
+    assert t95(30) == pytest.approx(2.042, abs=1e-3)
+    assert t95(31) == pytest.approx(2.0395, abs=1e-4)
+    assert t95(100) == pytest.approx(1.9840, abs=1e-4)
+    assert t95(10**6) == pytest.approx(1.95996, abs=1e-4)
+
+
+def test_aggregate_mean_and_ci():
+    eps = [dict.fromkeys(METRICS, None) for _ in range(4)]
+    for e, v in zip(eps, (1.0, 0.0, 1.0, 1.0), strict=True):
+        e["success_rate"] = v
+    agg = aggregate(eps)
+    assert agg["success_rate"]["mean"] == 0.75 and agg["success_rate"]["n"] == 4
+    sd = np.std([1, 0, 1, 1], ddof=1)
+    assert agg["success_rate"]["ci95"] == pytest.approx(t95(3) * sd / 2)
+    assert agg["makespan"] == {"mean": None, "ci95": None, "n": 0}
+
+
+@pytest.mark.parametrize("config,episodes,min_success", [(CROWDNAV, 4, 0.75),
+                                                         (BOTTLENECK, 2, 0.25)])
+def test_orca_baseline_metrics_are_complete_and_sane(config, episodes, min_success):
+    rep = evaluate(config, "orca", episodes=episodes)
+    assert rep["seeds"] == eval_seeds(episodes) and rep["num_episodes"] == episodes
+    assert set(rep["aggregate"]) == set(METRICS) == set(rep["metrics"])
+    max_steps = rep["config"]["max_steps"] or 10**9
+    for ep in rep["episodes"]:
+        assert set(ep) == {"seed", *METRICS}
+        for k in RATES:
+            assert 0.0 <= ep[k] <= 1.0, (k, ep[k])
+        # Final outcomes are exclusive (with on_collision: terminate, a collision ends it).
+        assert ep["success_rate"] + ep["timeout_rate"] + ep["deadlock_rate"] \
+            + ep["collision_rate"] <= 1.0 + 1e-12
+        assert ep["collision_rate"] <= ep["agent_collision_rate"] + ep["obstacle_collision_rate"]
+        assert 1 <= ep["episode_steps"] <= max_steps
+        if ep["success_rate"] > 0:
+            assert 0.0 < ep["time_to_goal"] <= ep["episode_steps"] * 0.25
+            assert 0.8 < ep["path_ratio"] < 3.0
+        if ep["all_success"]:
+            assert ep["makespan"] >= ep["time_to_goal"]
+        else:
+            assert ep["makespan"] is None
+        assert ep["intervention"] >= 0.0
+        assert ep["min_separation"] is None or ep["min_separation"] > -0.5
+    agg = rep["aggregate"]
+    assert agg["success_rate"]["mean"] >= min_success
+    assert agg["success_rate"]["ci95"] is not None and agg["success_rate"]["ci95"] >= 0
+    # The baseline moves towards the goal at the preferred speed: it uses ORCA but not much.
+    assert agg["intervention"]["mean"] < 1.0
+    table = format_table(rep)
+    assert "success_rate" in table and "95% CI" in table
+
+
+def test_random_policy_is_worse_than_orca_and_seeded():
+    orca = evaluate(CROWDNAV, "orca", episodes=3)
+    rand = evaluate(CROWDNAV, "random", episodes=3)
+    again = evaluate(CROWDNAV, "random", episodes=3)
+    assert rand["aggregate"]["success_rate"]["mean"] < orca["aggregate"]["success_rate"]["mean"]
+    assert report_json(rand) == report_json(again)
+
+
+def test_identical_json_twice_in_process_and_in_a_subprocess(tmp_path):
+    kw = dict(episodes=3, overrides={"max_steps": 60})
+    h1 = report_hash(evaluate(BOTTLENECK, "orca", **kw))
+    h2 = report_hash(evaluate(BOTTLENECK, "orca", out_dir=str(tmp_path / "a"), **kw))
+    assert h1 == h2
+    with open(tmp_path / "a" / "metrics.json", "rb") as fh:
+        assert hashlib.sha256(fh.read()).hexdigest() == h1
+    out = subprocess.run(
+        [sys.executable, "-m", "orca_env.evaluate", "eval", BOTTLENECK, "--episodes", "3",
+         "--set", "max_steps=60", "--quiet", "--print-hash", "--out", str(tmp_path / "b")],
+        capture_output=True, text=True, timeout=600, cwd=ROOT,
+        env={**os.environ, "SDL_VIDEODRIVER": "dummy", "NUMBA_NUM_THREADS": "1"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == h1
+    with open(tmp_path / "b" / "metrics.json", "rb") as fh:
+        assert hashlib.sha256(fh.read()).hexdigest() == h1
+
+
+def test_episodes_do_not_depend_on_the_run_length():
+    short = evaluate(CROWDNAV, "random", episodes=2)
+    longer = evaluate(CROWDNAV, "random", episodes=3)
+    assert longer["episodes"][:2] == short["episodes"]
+
+
+def test_policy_specs(tmp_path):
+    from orca_env.evaluation import OrcaPolicy, RandomPolicy
+
+    assert isinstance(resolve_policy("orca")[0], OrcaPolicy)
+    assert isinstance(resolve_policy("random")[0], RandomPolicy)
+    pol, name = resolve_policy("eval_policies:still")
+    assert name == "eval_policies:still" and callable(pol)
+    rep = evaluate(CROWDNAV, "eval_policies.still", episodes=1, overrides={"max_steps": 20})
+    ep = rep["episodes"][0]
+    assert ep["success_rate"] == 0.0 and ep["episode_steps"] <= 20
+    model = tmp_path / "model.txt"
+    model.write_text("1.0 0.0")
+    rep = evaluate(CROWDNAV, "eval_policies:load", model=str(model), episodes=1,
+                   overrides={"max_steps": 20})
+    assert rep["policy"] == "eval_policies:load(model.txt)"
+    rep = evaluate(CROWDNAV, lambda obs, env: env.heuristic_actions(), episodes=1)
+    assert rep["policy"] == "<lambda>"
+    assert rep["episodes"] == evaluate(CROWDNAV, "orca", episodes=1)["episodes"]
+    with pytest.raises(ValueError, match="cannot import"):
+        resolve_policy("no_such_module_xyz:policy")
+    with pytest.raises(ValueError, match="no attribute"):
+        resolve_policy("eval_policies:nothing")
+
+
+def test_outputs_csv_json_png_video_logs(tmp_path):
+    import imageio.v2 as iio
+
+    out = tmp_path / "run"
+    rep = evaluate(CROWDNAV, "orca", episodes=3, out_dir=str(out), videos=1, trajectories=2,
+                   logs=2, debug_agent=0, video_size=240)
+    with open(out / "metrics.json", encoding="utf-8") as fh:
+        assert json.load(fh) == json.loads(report_json(rep))
+    with open(out / "episodes.csv", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [int(r["seed"]) for r in rows] == eval_seeds(3)
+    assert float(rows[0]["success_rate"]) == rep["episodes"][0]["success_rate"]
+    assert sorted(os.listdir(out / "logs")) == ["episode_10000.npz", "episode_10001.npz"]
+    assert os.listdir(out / "videos") == ["episode_10000.mp4"]
+    reader = iio.get_reader(out / "videos" / "episode_10000.mp4")
+    n_frames = sum(1 for _ in reader.iter_data())
+    reader.close()
+    assert n_frames == rep["episodes"][0]["episode_steps"] + 1
+    png = iio.imread(out / "trajectories.png")
+    assert png.ndim == 3 and png.shape[0] > 100
