@@ -281,6 +281,7 @@ class OrcaEnv(ParallelEnv):
         self._d0 = np.maximum(self._path_len.copy(), 1e-9)
         self._d_prev = self._path_len.copy()
         self.agents = self.possible_agents[:]
+        self._agent_set = set(self.agents)
         self._live = self._learned_slots.copy()
         obs, sep_a, sep = self._observe(self._live)
         zero_terms = dict.fromkeys(TERMS, 0.0)
@@ -341,7 +342,7 @@ class OrcaEnv(ParallelEnv):
     def _actions_to_array(self, actions: dict) -> np.ndarray:
         if not isinstance(actions, dict):
             raise ValueError(f"actions must be a dict keyed by agent, got {type(actions)}")
-        if len(actions) != len(self.agents) or any(a not in actions for a in self.agents):
+        if len(actions) != len(self.agents) or actions.keys() != self._agent_set:
             live = set(self.agents)
             unknown = [a for a in actions if a not in live]
             if unknown:
@@ -350,7 +351,7 @@ class OrcaEnv(ParallelEnv):
             missing = [a for a in self.agents if a not in actions]
             raise ValueError(f"no action for live agent {missing[0]!r}")
         try:
-            act = np.array([actions[a] for a in self.agents], dtype=np.float64)
+            act = np.array(list(map(actions.__getitem__, self.agents)), dtype=np.float64)
         except (ValueError, TypeError):
             act = None
         if act is None or act.shape != (len(self.agents), 2):
@@ -539,6 +540,7 @@ class OrcaEnv(ParallelEnv):
         if done.any():
             keep = ~done
             self.agents = [a for a, kp in zip(agents, keep.tolist()) if kp]
+            self._agent_set = set(self.agents)
             self._live = live[keep]
         return obs_d, rew_d, term_d, trunc_d, infos
 

@@ -175,9 +175,11 @@ class Simulator:
         self._seg_boxes = np.empty((2, 4))
         self._index_dirty = False
         self._last = None  # state the last step started from, for the debug accessors
+        self._param_copy = None  # copy of the per-agent parameters, shared by steps until changed
 
     # ------------------------------------------------------------------ storage
     def _alloc(self, capacity):
+        self._param_copy = None
         for attr, (dtype, shape) in _AGENT_ARRAYS.items():
             new = np.zeros((capacity, *shape), dtype=dtype)
             old = getattr(self, attr, None)
@@ -425,6 +427,7 @@ class Simulator:
         for name, arr in vals.items():
             getattr(self, "_" + name)[lo:hi] = arr
         self._active[lo:hi] = True
+        self._param_copy = None
         for attr in ("_n_lines", "_lp3", "_intervention", "_corrected"):
             getattr(self, attr)[lo:hi] = 0
         self._n = hi
@@ -461,6 +464,7 @@ class Simulator:
             name: getattr(self, "_" + name)[a] for name in _AGENT_PARAMS if name not in params
         }
         vals = self._params(a.size, {**current, **params})
+        self._param_copy = None
         for name in params:
             getattr(self, "_" + name)[a] = vals[name]
 
@@ -604,7 +608,7 @@ class Simulator:
         pref = self._pref[:n]
         active = self._active[:n]
         tree = self._build_tree(pos, active)
-        ids = np.sort(tree[0])
+        ids = np.flatnonzero(active)
         new_vel = vel.copy()
         max_nbr = int(self._max_neighbors[:n][active].max()) if ids.size else 0
         args = (
@@ -614,11 +618,13 @@ class Simulator:
             self._obst["prev_ids"], self._obst["unit_dirs"], self._obst["convex"], seg_order,
             seg_boxes, max_nbr, new_vel, self._n_lines[:n], self._lp3[:n],
         )  # fmt: skip
+        if self._param_copy is None:
+            self._param_copy = {name: getattr(self, "_" + name)[:n].copy() for name in _AGENT_PARAMS}
         self._last = {
             "pos": pos.copy(),
             "vel": vel.copy(),
             "tree": tree,
-            **{name: getattr(self, "_" + name)[:n].copy() for name in _AGENT_PARAMS},
+            **self._param_copy,
             "time_step": self._time_step,
         }
         threads = self._threads()
