@@ -64,7 +64,11 @@ class OrcaEnv(ParallelEnv):
     ## Action Space
 
     ``Box(-1, 1, (2,), float32)`` per agent: the preferred velocity (or velocity, without the
-    safety layer) in world frame, in units of the agent's max speed; its norm is clipped to 1.
+    safety layer) in units of the agent's max speed, in the same frame as the observation
+    (``observation.frame``): goal-aligned by default, so ``(1, 0)`` is full speed towards the goal
+    (or waypoint) and ``(0, 1)`` full speed to its left; world frame with ``frame: world``. A
+    policy that sees a rotation-invariant observation must act in that frame too, or it could not
+    know where its goal lies. The norm is clipped to 1.
     NaN or inf is a ``ValueError`` naming the agent; a finite action outside the box is clipped,
     with one warning per episode. The action dict must hold exactly the live agents.
 
@@ -414,7 +418,7 @@ class OrcaEnv(ParallelEnv):
         mag = rng.uniform(0.0, 1.0, n) * self._noise
         pref[:, 0] += mag * np.cos(ang)
         pref[:, 1] += mag * np.sin(ang)
-        pref[live] = act * self._max_speed[live, None]
+        pref[live] = self._rotate(act, live, pos0, to_world=True) * self._max_speed[live, None]
         sim.set_pref_velocities(pref)
         active0 = sim.active.copy()
         sim.step()
@@ -544,6 +548,21 @@ class OrcaEnv(ParallelEnv):
             self._live = live[keep]
         return obs_d, rew_d, term_d, trunc_d, infos
 
+    def _rotate(self, vec: np.ndarray, slots: np.ndarray, pos: np.ndarray,
+                to_world: bool) -> np.ndarray:
+        """Rotate ``(k, 2)`` vectors of agents ``slots`` between the observation frame and the
+        world frame (the same goal-aligned axes as :func:`build_observations`)."""
+        if self._world_frame:
+            return vec
+        g = self._targets[slots] - pos[slots]
+        d = np.sqrt((g * g).sum(axis=1))
+        ok = d > 1e-12
+        ex = np.where(ok, g[:, 0] / np.where(ok, d, 1.0), 1.0)
+        ey = np.where(ok, g[:, 1] / np.where(ok, d, 1.0), 0.0)
+        if to_world:
+            return np.stack([vec[:, 0] * ex - vec[:, 1] * ey, vec[:, 0] * ey + vec[:, 1] * ex], 1)
+        return np.stack([vec[:, 0] * ex + vec[:, 1] * ey, -vec[:, 0] * ey + vec[:, 1] * ex], 1)
+
     def state(self) -> np.ndarray:
         """Global state ``(n_slots * 10,)`` float32: per slot px, py, vx, vy, gx, gy, radius,
         max_speed, active, learned (world frame, SI units)."""
@@ -561,7 +580,7 @@ class OrcaEnv(ParallelEnv):
 
     def heuristic_actions(self) -> dict:
         """Pure-ORCA actions for the live agents: the goal-directed preferred velocity (towards
-        the waypoint with guidance) at ``pref_speed``, in action units. With the safety layer,
+        the waypoint with guidance) at ``pref_speed``, in action units and frame. With the safety layer,
         stepping with these actions is exactly an ORCA crowd agent without the noise."""
         if self.sim is None:
             raise RuntimeError("heuristic_actions() called before reset()")
@@ -569,8 +588,8 @@ class OrcaEnv(ParallelEnv):
         to_t = self._targets[live] - self.sim.positions[live]
         d = np.linalg.norm(to_t, axis=1)
         v = to_t * np.minimum(1.0, self._pref_speed[live] / np.maximum(d, 1e-12))[:, None]
-        a = (v / self._max_speed[live, None]).astype(np.float32)
-        return dict(zip(self.agents, a))
+        a = self._rotate(v / self._max_speed[live, None], live, self.sim.positions, False)
+        return dict(zip(self.agents, a.astype(np.float32)))
 
     def render_data(self) -> dict:
         """Arrays a renderer needs (the hook for ``orca_env/render.py``): positions, velocities,

@@ -176,11 +176,33 @@ def test_step_after_episode_end():
 def test_safety_layer_off_applies_action_as_velocity():
     groups = [{"population": "learned", "count": 1, "safety_layer": False},
               {"population": "orca", "count": 5, "on_goal": "stay"}]
-    env = make(groups=groups)
+    env = make(groups=groups, observation={"frame": "world"})
     env.reset(seed=0)
     env.step({"agent_0": np.array([0.6, 0.0])})
     assert np.allclose(env.sim.velocities[0], [0.6, 0.0])
     assert env.sim.responsibilities[0] == 0.0
+
+
+def test_goal_frame_actions_point_at_the_goal():
+    """In the default goal-aligned frame, (1, 0) is full speed towards the goal, (0, 1) left."""
+    groups = [{"population": "learned", "count": 1, "safety_layer": False},
+              {"population": "orca", "count": 5, "on_goal": "stay"}]
+    env = make(groups=groups)
+    env.reset(seed=0)
+    p0 = env.sim.positions[0].copy()
+    to_goal = env._targets[0] - p0
+    e = to_goal / np.linalg.norm(to_goal)
+    vmax = env.sim.max_speeds[0]
+    env.step({"agent_0": np.array([1.0, 0.0])})
+    np.testing.assert_allclose(env.sim.velocities[0], vmax * e, atol=1e-12)
+    p1 = env.sim.positions[0].copy()
+    e = (env._targets[0] - p1) / np.linalg.norm(env._targets[0] - p1)
+    env.step({"agent_0": np.array([0.0, 0.5])})
+    np.testing.assert_allclose(env.sim.velocities[0], 0.5 * vmax * np.array([-e[1], e[0]]),
+                               atol=1e-12)
+    # The heuristic action in the goal frame is (pref_speed / max_speed, 0) away from the goal.
+    a = env.heuristic_actions()["agent_0"]
+    assert a[0] > 0 and abs(a[1]) < 1e-6
 
 
 def test_render_hook():
