@@ -86,3 +86,11 @@ def test_replay_cli_writes_a_video(tmp_path):
     reader = iio.get_reader(tmp_path / "ep.mp4")
     assert sum(1 for _ in reader.iter_data()) == pos.shape[0]
     reader.close()
+
+
+def test_orca_env_console_script_entry(tmp_path, capsys):
+    from orca_env.cli import main as cli_main
+
+    assert cli_main(["eval", CROWDNAV, "--episodes", "1", "--quiet", "--print-hash"]) == 0
+    digest = capsys.readouterr().out.strip()
+    assert len(digest) == 64
