@@ -514,8 +514,9 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
 
     Returns:
         The report: ``format``, ``orca_env_version``, ``policy``, ``config`` (resolved),
-        ``seeds``, ``num_episodes``, ``metrics`` (unit and definition of each), ``aggregate``
-        and ``episodes``. It holds nothing that depends on the host or the time.
+        ``env`` (time step, step limit and agent counts after scenario defaults), ``seeds``,
+        ``num_episodes``, ``metrics`` (unit and definition of each), ``aggregate`` and
+        ``episodes``. It holds nothing that depends on the host or the time.
     """
     from .env import OrcaEnv  # noqa: PLC0415
 
@@ -566,6 +567,10 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
         "orca_env_version": __version__,
         "policy": name,
         "config": cfg,
+        # Scenario defaults the config left as None, resolved.
+        "env": {"time_step": float(env.time_step), "max_steps": int(env.max_steps),
+                "num_learned": len(env.possible_agents),
+                "num_agents": int(np.asarray(env.sim.radii).shape[0]) if env.sim else None},
         "seeds": seeds,
         "num_episodes": len(seeds),
         "metrics": {k: {"unit": u, "definition": d} for k, (u, d) in METRICS.items()},
