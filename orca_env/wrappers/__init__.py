@@ -1,0 +1,18 @@
+"""Adapters from the PettingZoo env to training libraries.
+
+``SB3VecEnv`` (stable-baselines3) is imported lazily so that ``import orca_env.wrappers`` does not
+import stable-baselines3 or torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+__all__ = ["SB3VecEnv", "make_vec_env"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("SB3VecEnv", "make_vec_env"):
+        return getattr(importlib.import_module(".sb3", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
