@@ -169,6 +169,8 @@ class OrcaEnv(ParallelEnv):
         self.np_random_seed: int | None = None
         self.sim: Simulator | None = None
         self._renderer = None
+        #: Slot whose ORCA half-planes the renderer draws in an inset (None: no inset).
+        self.debug_agent: int | None = None
 
     # -- construction ----------------------------------------------------------------------
     def _setup_slots(self, groups: list[GroupConfig]) -> None:
@@ -278,6 +280,9 @@ class OrcaEnv(ParallelEnv):
             self._goal_costs = self._roadmap.goal_costs(self._goals, self._radius)
         self._parked = np.zeros(self._n, dtype=bool)
         self._stall = np.zeros(self._n, dtype=np.int64)
+        # Index into STATUSES per slot: a learned slot keeps its last reported status after it
+        # leaves; crowd slots are at_goal once they reached a final goal, deadlocked while stalled.
+        self._slot_status = np.zeros(self._n, dtype=np.int8)
         self._step_count = 0
         self._warned_clip = False
         self._all = np.arange(self._n, dtype=np.int64)
@@ -492,6 +497,7 @@ class OrcaEnv(ParallelEnv):
             status[~term] = 4 if timed_out and not episode_deadlock else 3
         status[reached] = 1
         status[collided] = 2
+        self._slot_status[live] = status
 
         # Goal behaviours and removals from the simulation.
         leave = np.zeros(n, dtype=bool)
@@ -510,6 +516,9 @@ class OrcaEnv(ParallelEnv):
                                                                    self._radius[renew])
                 self._update_targets()
             self._stall[renew] = 0
+        crowd_moving = self._crowd & moving
+        self._slot_status[crowd_moving] = np.where(stalled[crowd_moving], 3, 0)
+        self._slot_status[crowd_goal & (self._on_goal != NEW_GOAL)] = 1
         if leave.any():
             sim.deactivate_agents(np.flatnonzero(leave))
         if not self._roadmap and renew.size:
@@ -593,28 +602,33 @@ class OrcaEnv(ParallelEnv):
 
     def render_data(self) -> dict:
         """Arrays a renderer needs (the hook for ``orca_env/render.py``): positions, velocities,
-        radii, goals, targets, populations, active flags, obstacle polygons, boundary, extent."""
+        preferred velocities, radii, max speeds, goals, targets, populations, statuses (index
+        into ``STATUSES`` per slot), active flags, obstacle polygons, boundary, extent, time and
+        step; with ``debug_agent`` set, also ``selected`` and its ``orca_lines`` (last step)."""
         if self.sim is None:
             raise RuntimeError("render_data() called before reset()")
-        return {"positions": self.sim.positions.copy(), "velocities": self.sim.velocities.copy(),
-                "radii": self._radius.copy(), "goals": self._goals.copy(),
-                "targets": np.array(self._targets, copy=True), "populations": self._pop.copy(),
+        data = {"positions": self.sim.positions.copy(), "velocities": self.sim.velocities.copy(),
+                "pref_velocities": self.sim.pref_velocities.copy(),
+                "radii": self._radius.copy(), "max_speeds": self._max_speed.copy(),
+                "goals": self._goals.copy(), "targets": np.array(self._targets, copy=True),
+                "populations": self._pop.copy(), "statuses": self._slot_status.copy(),
                 "active": self.sim.active.copy(), "obstacles": list(self.world.obstacles),
                 "boundary": self.world.boundary, "extent": self.world.extent,
-                "time": self.sim.global_time}
+                "time": self.sim.global_time, "step": self._step_count}
+        if self.debug_agent is not None:
+            data["selected"] = int(self.debug_agent)
+            data["orca_lines"] = self.sim.orca_lines(int(self.debug_agent))
+        return data
 
     def render(self):
         """Render per ``render_mode``; ``None`` warns and returns ``None`` (Gymnasium style)."""
         if self.render_mode is None:
             warnings.warn("render() called with render_mode=None", stacklevel=2)
             return None
-        try:
-            from . import render as _render  # noqa: PLC0415  (pygame stays a lazy import)
-        except ImportError as exc:
-            raise NotImplementedError("rendering lives in orca_env/render.py, which is not "
-                                      "written yet; render_data() exposes the arrays") from exc
+        from . import render as _render  # pygame itself is imported on the first frame
         if self._renderer is None:
-            self._renderer = _render.Renderer(self.render_mode, self.metadata["render_fps"])
+            self._renderer = _render.Renderer(self.render_mode, self.metadata["render_fps"],
+                                              debug_agent=self.debug_agent)
         return self._renderer.draw(self.render_data())
 
     def close(self) -> None:
