@@ -1,0 +1,127 @@
+"""train.py with a tiny budget in a temporary folder: run folder contents, resume, config errors."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+pytest.importorskip("stable_baselines3")
+
+import train  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TINY_ENV = {"scenario": "circle_v0", "scenario_kwargs": {"circle_radius": 2.5}, "max_steps": 30,
+            "groups": [{"population": "learned", "count": 4, "on_goal": "stop", "radius": 0.3,
+                        "max_speed": 1.0, "pref_speed": 1.0, "neighbor_dist": 4.0,
+                        "time_horizon": 3.0, "time_horizon_obst": 3.0}],
+            "observation": {"num_agents": 3, "range": 3.0}}
+
+
+def tiny_config(tmp_path, **over):
+    cfg = {"env": TINY_ENV, "n_envs": 2, "n_timesteps": 512, "seed": 0, "checkpoint_freq": 256,
+           "hyperparams": {"n_steps": 32, "batch_size": 64, "n_epochs": 1},
+           "policy_kwargs": {"net_arch": [16, 16], "activation_fn": "tanh"},
+           "eval": {"n_episodes": 2, "video": True}}
+    cfg.update(over)
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+def test_train_script_run_folder(tmp_path):
+    cfg = tiny_config(tmp_path)
+    run_dir = tmp_path / "run"
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "train.py"), "--config", str(cfg),
+                           "--run-dir", str(run_dir), "--no-progress"],
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path,
+                          env=dict(os.environ, SDL_VIDEODRIVER="dummy"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    assert "Training throughput:" in out and "env samples/s" in out
+    for name in ("trained+safety", "pure ORCA", "trained, no safety"):
+        assert name in out
+    files = set(os.listdir(run_dir))
+    assert {"model.zip", "config.yaml", "command.txt", "git.txt", "vecnormalize.pkl",
+            "train_stats.json", "checkpoints", "eval"} <= files
+    resolved = yaml.safe_load((run_dir / "config.yaml").read_text())
+    assert resolved["env"] == TINY_ENV and resolved["n_timesteps"] == 512
+    assert resolved["normalize"] == {"norm_obs": True, "norm_reward": False}  # default filled in
+    assert "train.py" in (run_dir / "command.txt").read_text()
+    assert (run_dir / "git.txt").read_text().startswith("commit: ")
+    stats = json.loads((run_dir / "train_stats.json").read_text())
+    assert stats["timesteps"] >= 512 and stats["samples_per_second"] > 0
+    assert os.listdir(run_dir / "checkpoints")
+    ev = run_dir / "eval"
+    assert (ev / "comparison.txt").is_file()
+    comp = json.loads((ev / "comparison.json").read_text())
+    assert set(comp) == {"trained+safety", "pure ORCA", "trained, no safety"}
+    assert comp["pure ORCA"]["aggregate"]["success_rate"]["n"] == 2
+    for sub in ("trained_safety", "orca", "trained_no_safety"):
+        assert (ev / sub / "metrics.json").is_file()
+    vids = list((ev / "trained_safety" / "videos").glob("*"))
+    assert vids and vids[0].stat().st_size > 0
+    if shutil_which_tb():
+        assert (run_dir / "tb").is_dir()
+
+
+def shutil_which_tb():
+    try:
+        import tensorboard  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def test_resume_continues_to_the_budget(tmp_path):
+    cfg = tiny_config(tmp_path)
+    run_dir = tmp_path / "run"
+    train.main(["--config", str(cfg), "--run-dir", str(run_dir), "--no-eval", "--no-progress"])
+    first = json.loads((run_dir / "train_stats.json").read_text())["timesteps"]
+    res = train.main(["--resume", str(run_dir), "--n-timesteps", "1024", "--no-eval",
+                      "--no-progress"])
+    stats = res["stats"]
+    assert stats["timesteps"] >= 1024 and stats["timesteps_this_run"] <= 1024 - first + 64
+    assert len((run_dir / "command.txt").read_text().strip().splitlines()) == 2
+
+
+def test_same_seed_same_model(tmp_path):
+    cfg = tiny_config(tmp_path, n_timesteps=256)
+    a = train.main(["--config", str(cfg), "--run-dir", str(tmp_path / "a"), "--no-eval",
+                    "--no-progress"])
+    b = train.main(["--config", str(cfg), "--run-dir", str(tmp_path / "b"), "--no-eval",
+                    "--no-progress"])
+    from stable_baselines3 import PPO
+
+    pa = PPO.load(os.path.join(a["run_dir"], "model.zip")).policy.state_dict()
+    pb = PPO.load(os.path.join(b["run_dir"], "model.zip")).policy.state_dict()
+    assert all((pa[k] == pb[k]).all() for k in pa)
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"n_env": 2}, "unknown training config key 'n_env'"),
+    ({"algo": "dqn"}, "algo"),
+    ({"n_timesteps": 0}, "n_timesteps"),
+    ({"policy_kwargs": {"activation_fn": "nn.Tanh"}}, "activation_fn"),
+    ({"env": dict(TINY_ENV, max_step=3)}, "max_step"),
+    ({"eval": {"episodes": 3}}, "eval"),
+])
+def test_config_errors(tmp_path, bad, match):
+    with pytest.raises(ValueError, match=match):
+        train.load_train_config(str(tiny_config(tmp_path, **bad)))
+
+
+def test_training_seeds_never_evaluation_seeds(tmp_path):
+    cfg = train.load_train_config(str(tiny_config(tmp_path, seed=9_999)))
+    with pytest.raises(ValueError, match="evaluation seeds"):
+        train.train(cfg, str(tmp_path / "r"), progress_bar=False)
+
+
+def test_default_config_is_valid_and_fits_the_budget():
+    cfg = train.load_train_config()
+    assert cfg["env"]["scenario"] == "circle_v0" and cfg["algo"] == "ppo"
+    assert cfg["n_timesteps"] <= 3_000_000
+    no_safety = train.without_safety_layer(cfg["env"])
+    assert all(g["safety_layer"] is False for g in no_safety["groups"])
