@@ -302,7 +302,7 @@ class OrcaEnv(ParallelEnv):
                         "num_orca_lines": 0, "used_lp3": False, "position_corrected": False,
                         "distance_to_goal": float(self._path_len[i]),
                         "nearest_separation": float(sep[k]), "collided_with": None}
-        return dict(zip(self.agents, obs)), infos
+        return dict(zip(self.agents, obs, strict=True)), infos
 
     def _update_targets(self) -> None:
         """Waypoints (goal, or roadmap waypoint) and remaining path length of every slot."""
@@ -526,11 +526,11 @@ class OrcaEnv(ParallelEnv):
 
         # Output dicts (the only per-agent Python work: the API wants dicts).
         agents = self.agents
-        obs_d = dict(zip(agents, obs))
-        rew_d = dict(zip(agents, reward.tolist()))
+        obs_d = dict(zip(agents, obs, strict=True))
+        rew_d = dict(zip(agents, reward.tolist(), strict=True))
         done = term | trunc
-        term_d = dict(zip(agents, term.tolist()))
-        trunc_d = dict(zip(agents, trunc.tolist()))
+        term_d = dict(zip(agents, term.tolist(), strict=True))
+        trunc_d = dict(zip(agents, trunc.tolist(), strict=True))
         w_rows = weighted.tolist()
         inter = sim.intervention[live].tolist()
         lines = sim.num_orca_lines[live].tolist()
@@ -544,23 +544,40 @@ class OrcaEnv(ParallelEnv):
         names = (None, "agent", "obstacle")
         names = [names[w] for w in with_what]
         stat = [STATUSES[x] for x in stat]
-        infos = {a: {"status": st_, "group": g_, "reward_terms": dict(zip(TERMS, w_)),
+        infos = {a: {"status": st_, "group": g_, "reward_terms": dict(zip(TERMS, w_, strict=True)),
                      "intervention": i_, "num_orca_lines": l_, "used_lp3": u_,
                      "position_corrected": c_, "distance_to_goal": d_,
                      "nearest_separation": s_, "collided_with": n_}
                  for a, st_, g_, w_, i_, l_, u_, c_, d_, s_, n_ in zip(
-                     agents, stat, gnames, w_rows, inter, lines, lp3, corr, dist, seps, names)}
+                     agents, stat, gnames, w_rows, inter, lines, lp3, corr, dist, seps, names,
+                     strict=True)}
         if done.any():
             keep = ~done
-            self.agents = [a for a, kp in zip(agents, keep.tolist()) if kp]
+            self.agents = [a for a, kp in zip(agents, keep.tolist(), strict=True) if kp]
             self._agent_set = set(self.agents)
             self._live = live[keep]
         return obs_d, rew_d, term_d, trunc_d, infos
 
     def _rotate(self, vec: np.ndarray, slots: np.ndarray, pos: np.ndarray,
                 to_world: bool) -> np.ndarray:
-        """Rotate ``(k, 2)`` vectors of agents ``slots`` between the observation frame and the
-        world frame (the same goal-aligned axes as :func:`build_observations`)."""
+        """Rotate vectors of agents ``slots`` between the observation frame and the world frame.
+
+        The observation frame uses the same goal-aligned axes as :func:`build_observations`
+        (x towards each agent's goal or waypoint); with a world-frame env ``vec`` is returned
+        unchanged.
+
+        Args:
+            vec: ``(k, 2)`` float64 vectors, one per agent of ``slots`` (any units: the rotation
+                preserves them).
+            slots: ``(k,)`` int64 simulator ids of the agents.
+            pos: ``(n, 2)`` float64 positions of all slots, metres, world frame; the axes point
+                from ``pos[slots]`` to the agents' targets.
+            to_world: True to rotate from the observation frame to the world frame, False for
+                the reverse.
+
+        Returns:
+            ``(k, 2)`` float64 rotated vectors.
+        """
         if self._world_frame:
             return vec
         g = self._targets[slots] - pos[slots]
@@ -573,8 +590,15 @@ class OrcaEnv(ParallelEnv):
         return np.stack([vec[:, 0] * ex + vec[:, 1] * ey, -vec[:, 0] * ey + vec[:, 1] * ex], 1)
 
     def state(self) -> np.ndarray:
-        """Global state ``(n_slots * 10,)`` float32: per slot px, py, vx, vy, gx, gy, radius,
-        max_speed, active, learned (world frame, SI units)."""
+        """Global state of every slot, world frame, SI units.
+
+        Returns:
+            ``(n_slots * 10,)`` float32: per slot px, py, vx, vy, gx, gy, radius, max_speed,
+            active, learned.
+
+        Raises:
+            RuntimeError: Before ``reset``.
+        """
         if self.sim is None:
             raise RuntimeError("state() called before reset()")
         s = np.empty((self._n, STATE_FEATURES), dtype=np.float32)
@@ -588,9 +612,18 @@ class OrcaEnv(ParallelEnv):
         return s.reshape(-1)
 
     def heuristic_actions(self) -> dict:
-        """Pure-ORCA actions for the live agents: the goal-directed preferred velocity (towards
-        the waypoint with guidance) at ``pref_speed``, in action units and frame. With the safety layer,
-        stepping with these actions is exactly an ORCA crowd agent without the noise."""
+        """Pure-ORCA actions for the live agents.
+
+        Each action is the goal-directed preferred velocity (towards the waypoint with guidance)
+        at ``pref_speed``, in action units and frame. With the safety layer, stepping with these
+        actions is exactly an ORCA crowd agent without the noise.
+
+        Returns:
+            ``{agent: (2,) float32 action}`` for the live agents.
+
+        Raises:
+            RuntimeError: Before ``reset``.
+        """
         if self.sim is None:
             raise RuntimeError("heuristic_actions() called before reset()")
         live = self._live
@@ -598,13 +631,20 @@ class OrcaEnv(ParallelEnv):
         d = np.linalg.norm(to_t, axis=1)
         v = to_t * np.minimum(1.0, self._pref_speed[live] / np.maximum(d, 1e-12))[:, None]
         a = self._rotate(v / self._max_speed[live, None], live, self.sim.positions, False)
-        return dict(zip(self.agents, a.astype(np.float32)))
+        return dict(zip(self.agents, a.astype(np.float32), strict=True))
 
     def render_data(self) -> dict:
-        """Arrays a renderer needs (the hook for ``orca_env/render.py``): positions, velocities,
-        preferred velocities, radii, max speeds, goals, targets, populations, statuses (index
-        into ``STATUSES`` per slot), active flags, obstacle polygons, boundary, extent, time and
-        step; with ``debug_agent`` set, also ``selected`` and its ``orca_lines`` (last step)."""
+        """Arrays a renderer needs (the hook for ``orca_env/render.py``).
+
+        Returns:
+            A dict of positions, velocities, preferred velocities, radii, max speeds, goals,
+            targets, populations, statuses (index into ``STATUSES`` per slot), active flags,
+            obstacle polygons, boundary, extent, time and step; with ``debug_agent`` set, also
+            ``selected`` and its ``orca_lines`` (last step).
+
+        Raises:
+            RuntimeError: Before ``reset``.
+        """
         if self.sim is None:
             raise RuntimeError("render_data() called before reset()")
         data = {"positions": self.sim.positions.copy(), "velocities": self.sim.velocities.copy(),
@@ -649,8 +689,11 @@ def env(config: Any = None, **kwargs: Any):
 
 
 class _CallableModule(type(warnings)):
-    """``orca_env.env`` is both this module and the AEC constructor: calling the module calls
-    :func:`env` (the import system binds the package attribute to the module)."""
+    """``orca_env.env`` is both this module and the AEC constructor.
+
+    Calling the module calls :func:`env` (the import system binds the package attribute to the
+    module).
+    """
 
     def __call__(self, config: Any = None, **kwargs: Any):
         return env(config, **kwargs)

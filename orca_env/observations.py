@@ -88,8 +88,10 @@ def build_observations(slots, positions, velocities, radii, max_speeds, targets,
 
     Args:
         slots: (k,) int64 simulator ids of the observing agents.
-        positions, velocities: (n, 2) float64, world frame.
-        radii, max_speeds: (n,) float64.
+        positions: (n, 2) float64 positions of all agents, metres, world frame.
+        velocities: (n, 2) float64 velocities of all agents, m/s, world frame.
+        radii: (n,) float64 radii of all agents, metres.
+        max_speeds: (n,) float64 maximum speeds of all agents, m/s.
         targets: (k, 2) float64 goal or waypoint of each observing agent.
         path_rem: (k,) float64 remaining distance to the goal.
         nbr_ids: (k, K) int64 neighbour ids, nearest first, -1 padded.
@@ -97,7 +99,8 @@ def build_observations(slots, positions, velocities, radii, max_speeds, targets,
         seg_closest: (k, M, 2) float64 closest points on the segments.
         unit_dirs: (s, 2) float64 segment unit directions of the core.
         world_frame: True for world-frame vectors, False for goal-aligned.
-        low, high: (obs_size,) float32 bounds to clip to.
+        low: (obs_size,) float32 lower bounds to clip to.
+        high: (obs_size,) float32 upper bounds to clip to.
         out: (k, obs_size) float32 output.
     """
     kk = nbr_ids.shape[1]

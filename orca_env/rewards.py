@@ -44,8 +44,9 @@ def agent_collisions(check, p0, p1, radii, active, tol, hit):
 
     Args:
         check: (k,) int64 ids to test.
-        p0, p1: (n, 2) float64 positions before and after the step.
-        radii: (n,) float64.
+        p0: (n, 2) float64 positions before the step, metres, world frame.
+        p1: (n, 2) float64 positions after the step, metres, world frame.
+        radii: (n,) float64 radii, metres.
         active: (n,) bool, agents present during the step.
         tol: Tolerated overlap (m).
         hit: (k,) bool output.

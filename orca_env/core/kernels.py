@@ -327,7 +327,8 @@ def obstacle_orca_lines(
         left_neighbor = o_prev[ob1]
         is_left_foreign = False
         is_right_foreign = False
-        if o_convex[ob1] and det(llx, lly, -o_dirs[left_neighbor, 0], -o_dirs[left_neighbor, 1]) >= 0.0:
+        if o_convex[ob1] and det(llx, lly, -o_dirs[left_neighbor, 0],
+                                 -o_dirs[left_neighbor, 1]) >= 0.0:
             # Left leg points into obstacle.
             llx = -o_dirs[left_neighbor, 0]
             lly = -o_dirs[left_neighbor, 1]
@@ -365,7 +366,8 @@ def obstacle_orca_lines(
             uwx = wx / norm
             uwy = wy / norm
             n_lines = _push_line(
-                lines, n_lines, lcx + radius * inv_tho * uwx, lcy + radius * inv_tho * uwy, uwy, -uwx
+                lines, n_lines, lcx + radius * inv_tho * uwx, lcy + radius * inv_tho * uwy,
+                uwy, -uwx
             )
             continue
         elif t > 1.0 and t_right < 0.0:
@@ -380,7 +382,8 @@ def obstacle_orca_lines(
             uwx = wx / norm
             uwy = wy / norm
             n_lines = _push_line(
-                lines, n_lines, rcx + radius * inv_tho * uwx, rcy + radius * inv_tho * uwy, uwy, -uwx
+                lines, n_lines, rcx + radius * inv_tho * uwx, rcy + radius * inv_tho * uwy,
+                uwy, -uwx
             )
             continue
         # Project on left leg, right leg, or cut-off line, whichever is closest to velocity.
@@ -408,7 +411,8 @@ def obstacle_orca_lines(
             if is_left_foreign:
                 continue
             n_lines = _push_line(
-                lines, n_lines, lcx + radius * inv_tho * -lly, lcy + radius * inv_tho * llx, llx, lly
+                lines, n_lines, lcx + radius * inv_tho * -lly, lcy + radius * inv_tho * llx,
+                llx, lly
             )
         else:
             # Project on right leg.
@@ -591,7 +595,9 @@ def _compute_block(
         )
         used_lp3 = fail < n_lines
         if used_lp3:
-            rx, ry = linear_program3(lines, n_lines, n_obst_lines, fail, max_speeds[i], rx, ry, proj)
+            rx, ry = linear_program3(
+                lines, n_lines, n_obst_lines, fail, max_speeds[i], rx, ry, proj
+            )
         # linear_program1's discriminant loses digits when a line is almost tangent to the speed
         # circle, which leaves |result| up to ~1e-8 above max_speed (in RVO2 too): clamp it.
         speed_sq = rx * rx + ry * ry
@@ -672,7 +678,8 @@ def apply_velocities(ids, pos, vel, new_vel, time_step, o_points, o_next, seg_or
         if has_obst and (dx != 0.0 or dy != 0.0):
             reach_sq = dx * dx + dy * dy
             n = query_segments(
-                sx, sy, reach_sq, False, True, o_points, o_next, seg_order, seg_boxes, seg_ids, seg_dsq
+                sx, sy, reach_sq, False, True, o_points, o_next, seg_order, seg_boxes, seg_ids,
+                seg_dsq
             )
             if n > cap:
                 cap = 2 * n

@@ -96,7 +96,8 @@ def _segments_intersect(ax, ay, bx, by, cx, cy, dx, dy):
     d2 = (bx - ax) * (dy - ay) - (by - ay) * (dx - ax)
     d3 = (dx - cx) * (ay - cy) - (dy - cy) * (ax - cx)
     d4 = (dx - cx) * (by - cy) - (dy - cy) * (bx - cx)
-    if ((d1 > 0 and d2 < 0) or (d1 < 0 and d2 > 0)) and ((d3 > 0 and d4 < 0) or (d3 < 0 and d4 > 0)):
+    if (((d1 > 0 and d2 < 0) or (d1 < 0 and d2 > 0))
+            and ((d3 > 0 and d4 < 0) or (d3 < 0 and d4 > 0))):
         return True
     # Collinear touching cases.
     if d1 == 0 and min(ax, bx) <= cx <= max(ax, bx) and min(ay, by) <= cy <= max(ay, by):
@@ -338,10 +339,10 @@ def query_visibility(q1x, q1y, q2x, q2y, radius, points, next_ids, seg_order, bo
 
     A segment blocks the line of sight q1 -> q2 when q1 is strictly right of it (its outside),
     q2 strictly left of it, and the segment's endpoints are not both at least ``radius`` away on
-    the same side of the line q1 q2 (with ``radius = 0``: strictly away, as RVO2). RVO2 evaluates this rule on BSP-split pieces and over every
-    segment of the map; here it runs on whole segments whose bounding box comes within ``radius``
-    of the bounding box of q1 q2, which drops RVO2's spurious blocking by segments far away along
-    the infinite line q1 q2.
+    the same side of the line q1 q2 (with ``radius = 0``: strictly away, as RVO2). RVO2 evaluates
+    this rule on BSP-split pieces and over every segment of the map; here it runs on whole
+    segments whose bounding box comes within ``radius`` of the bounding box of q1 q2, which drops
+    RVO2's spurious blocking by segments far away along the infinite line q1 q2.
     """
     m = seg_order.shape[0]
     if m == 0:
@@ -446,7 +447,8 @@ def walkable(px, py, clearance, points, next_ids, polygon, is_boundary, seg_orde
                 break
         if ok and clearance > 0.0:
             n = query_segments(
-                x, y, clearance * clearance, False, False, points, next_ids, seg_order, boxes, ids, dsq
+                x, y, clearance * clearance, False, False, points, next_ids, seg_order, boxes, ids,
+                dsq
             )
             ok = n == 0
         out[k] = ok
@@ -454,7 +456,8 @@ def walkable(px, py, clearance, points, next_ids, polygon, is_boundary, seg_orde
 
 
 @njit(cache=True)
-def query_many(points, range_sq, o_points, o_next, seg_order, boxes, out_ids, out_dist_sq, out_closest):
+def query_many(points, range_sq, o_points, o_next, seg_order, boxes, out_ids, out_dist_sq,
+               out_closest):
     """:func:`query_segments` (one-sided) for many points, plus the closest point on each segment.
 
     Args:
@@ -474,7 +477,9 @@ def query_many(points, range_sq, o_points, o_next, seg_order, boxes, out_ids, ou
     for q in range(points.shape[0]):
         x = points[q, 0]
         y = points[q, 1]
-        n = query_segments(x, y, range_sq, True, False, o_points, o_next, seg_order, boxes, ids, dsq)
+        n = query_segments(
+            x, y, range_sq, True, False, o_points, o_next, seg_order, boxes, ids, dsq
+        )
         for j in range(min(n, k)):
             s = ids[j]
             t = o_next[s]

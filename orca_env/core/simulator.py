@@ -1,4 +1,4 @@
-"""The ORCA simulator: RVO2 2.0's ``RVOSimulator`` as structure-of-arrays state around numba kernels.
+"""The ORCA simulator: RVO2 2.0's ``RVOSimulator``, structure-of-arrays state around numba kernels.
 
 One :meth:`Simulator.step` is RVO2's ``doStep``: build the agent kd-tree, compute every active
 agent's neighbours and new velocity into a buffer, then move all agents (with the obstacle and
@@ -619,7 +619,8 @@ class Simulator:
             seg_boxes, max_nbr, new_vel, self._n_lines[:n], self._lp3[:n],
         )  # fmt: skip
         if self._param_copy is None:
-            self._param_copy = {name: getattr(self, "_" + name)[:n].copy() for name in _AGENT_PARAMS}
+            self._param_copy = {name: getattr(self, "_" + name)[:n].copy()
+                                for name in _AGENT_PARAMS}
         self._last = {
             "pos": pos.copy(),
             "vel": vel.copy(),

@@ -1,9 +1,9 @@
 """The scenario interface and spawning helpers.
 
 A scenario owns the world (obstacles, boundary), where agents start and where they go; the core
-knows nothing of goals (as in RVO2, whose examples keep ``setupScenario``, ``setPreferredVelocities``
-and ``reachedGoal`` outside the library). All randomness comes from the ``rng`` argument
-(the env's ``np_random``), never from a global generator.
+knows nothing of goals (as in RVO2, whose examples keep ``setupScenario``,
+``setPreferredVelocities`` and ``reachedGoal`` outside the library). All randomness comes from the
+``rng`` argument (the env's ``np_random``), never from a global generator.
 
 Hooks, in call order at ``reset``:
 
@@ -18,8 +18,9 @@ Hooks, in call order at ``reset``:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 

@@ -47,10 +47,12 @@ class Blocks(Scenario):
     HAS_OBSTACLES = True
 
     def build_world(self, rng):
+        """The four blocks of Blocks.cc, with Roadmap.cc's 16 roadmap vertices."""
         return World(obstacles=[b.copy() for b in BLOCKS], roadmap_points=ROADMAP_POINTS.copy(),
                      extent=110.0)
 
     def place_agents(self, rng, sim, radii, groups):
+        """The example's four 5x5 grids, each heading for the opposite corner."""
         n = len(radii)
         if n > 100:
             raise ValueError(f"blocks_v0 has 100 agent slots, the groups ask for {n}")
@@ -63,4 +65,5 @@ class Blocks(Scenario):
         return np.array(starts[:n], dtype=np.float64), np.array(goals[:n], dtype=np.float64)
 
     def goal_tolerance(self, radii):
+        """20 m for every agent, as in the example."""
         return np.full(len(radii), 20.0)

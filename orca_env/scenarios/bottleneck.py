@@ -29,6 +29,7 @@ class Bottleneck(Scenario):
     HAS_OBSTACLES = True
 
     def build_world(self, rng):
+        """Boundary outline of the two rooms joined by the doorway."""
         t, d = 0.5 * self.wall_thickness, 0.5 * self.door_width
         x1, h = t + self.room_length, 0.5 * self.room_width
         outline = np.array([[-x1, -h], [-t, -h], [-t, -d], [t, -d], [t, -h], [x1, -h],
@@ -36,6 +37,7 @@ class Bottleneck(Scenario):
         return World(boundary=outline, extent=x1 + 0.5)
 
     def place_agents(self, rng, sim, radii, groups):
+        """Random starts in the left room, random goals in the right room."""
         t, L, h = 0.5 * self.wall_thickness, self.room_length, 0.5 * self.room_width
 
         def sampler(rng, i, b):

@@ -34,9 +34,11 @@ class Circle(Scenario):
                       dict(population="orca", count=225, on_goal="stay")]
 
     def build_world(self, rng):
+        """An empty world sized to the circle."""
         return World(extent=1.1 * self.circle_radius)
 
     def place_agents(self, rng, sim, radii, groups):
+        """Starts evenly spaced on the circle (optionally interleaved), goals antipodal."""
         n = len(radii)
         k = np.arange(n)
         if self.interleave and n > 1:

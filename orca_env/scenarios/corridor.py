@@ -29,6 +29,7 @@ class Corridor(Scenario):
     HAS_OBSTACLES = True
 
     def build_world(self, rng):
+        """The two walls along the corridor; its ends are open."""
         h, w = 0.5 * self.length, 0.5 * self.width
         return World(obstacles=[rectangle(-h, w, h, w + 1.0), rectangle(-h, -w - 1.0, h, -w)],
                      extent=h + 1.0)
@@ -40,6 +41,7 @@ class Corridor(Scenario):
         return np.stack([x, y], axis=1)
 
     def place_agents(self, rng, sim, radii, groups):
+        """Even slots start in the left end zone, odd slots in the right; goals at the other end."""
         def sampler(rng, i, b):
             side = -1.0 if i % 2 == 0 else 1.0
             return self._zone_points(rng, b, side), self._zone_points(rng, b, -side)
@@ -47,6 +49,7 @@ class Corridor(Scenario):
         return sample_pairs(rng, sim, radii, sampler, max_tries=self.MAX_TRIES, scenario=self.name)
 
     def new_goals(self, rng, sim, ids, positions, starts, goals, radii):
+        """A random point in the end zone opposite each agent's current side."""
         side = -np.sign(positions[ids, 0])
         side[side == 0] = 1.0
         out = np.empty((len(ids), 2))

@@ -33,9 +33,11 @@ class CrowdNavCircle(Scenario):
                       dict(population="orca", count=5, on_goal="stay")]
 
     def build_world(self, rng):
+        """An empty world sized to the circle."""
         return World(extent=self.circle_radius + 1.5)
 
     def place_agents(self, rng, sim, radii, groups):
+        """Noisy starts on the circle with antipodal goals; slot 0 fixed if ``robot_fixed``."""
         r = self.circle_radius
 
         def sampler(rng, i, b):

@@ -30,9 +30,11 @@ class CrowdNavSquare(Scenario):
                       dict(population="orca", count=5, on_goal="stay")]
 
     def build_world(self, rng):
+        """An empty world sized to the square."""
         return World(extent=0.5 * self.square_width + 1.5)
 
     def place_agents(self, rng, sim, radii, groups):
+        """Random starts and goals in opposite halves; slot 0 is the robot if ``robot_fixed``."""
         w = self.square_width
 
         def sampler(rng, i, b):

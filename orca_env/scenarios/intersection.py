@@ -28,6 +28,7 @@ class Intersection(Scenario):
     HAS_OBSTACLES = True
 
     def build_world(self, rng):
+        """The four square blocks that fill the quadrants."""
         w, a = 0.5 * self.width, 0.5 * self.width + self.arm_length
         blocks = [rectangle(w, w, a, a), rectangle(-a, w, -w, a), rectangle(-a, -a, -w, -w),
                   rectangle(w, -a, a, -w)]
@@ -42,6 +43,7 @@ class Intersection(Scenario):
         return np.stack([c * along - s * across, s * along + c * across], axis=1)
 
     def place_agents(self, rng, sim, radii, groups):
+        """Slot ``i`` starts at the end of arm ``i mod 4``, goal at the opposite arm's end."""
         def sampler(rng, i, b):
             arm = i % 4
             return self._arm_points(rng, b, arm), self._arm_points(rng, b, (arm + 2) % 4)
@@ -49,6 +51,7 @@ class Intersection(Scenario):
         return sample_pairs(rng, sim, radii, sampler, max_tries=self.MAX_TRIES, scenario=self.name)
 
     def new_goals(self, rng, sim, ids, positions, starts, goals, radii):
+        """A random point at the end of a random other arm, clear of the blocks."""
         ang = np.arctan2(positions[ids, 1], positions[ids, 0])
         here = np.round(ang / (0.5 * np.pi)).astype(int) % 4
         arms = (here + rng.integers(1, 4, size=len(ids))) % 4

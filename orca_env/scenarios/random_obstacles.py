@@ -32,6 +32,7 @@ class RandomObstacles(Scenario):
     HAS_OBSTACLES = True
 
     def build_world(self, rng):
+        """Random rotated rectangles ``gap`` apart inside the square arena's boundary."""
         h = self.half_size
         obstacles, centres, radii = [], [], []
         tries = 0
@@ -44,7 +45,8 @@ class RandomObstacles(Scenario):
             sx, sy = rng.uniform(self.min_side, self.max_side, size=2)
             rad = 0.5 * np.hypot(sx, sy)
             c = rng.uniform(-h + rad + self.gap, h - rad - self.gap, size=2)
-            if any(np.hypot(*(c - o)) < rad + ro + self.gap for o, ro in zip(centres, radii)):
+            if any(np.hypot(*(c - o)) < rad + ro + self.gap
+                   for o, ro in zip(centres, radii, strict=True)):
                 continue
             th = rng.uniform(0.0, np.pi)
             rot = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
@@ -59,6 +61,7 @@ class RandomObstacles(Scenario):
         return rng.uniform(-self.half_size, self.half_size, size=(b, 2))
 
     def place_agents(self, rng, sim, radii, groups):
+        """Uniform walkable, non-overlapping starts and goals, at least ``min_goal_dist`` apart."""
         def sampler(rng, i, b):
             return self._uniform(rng, b), self._uniform(rng, b)
 
@@ -66,6 +69,7 @@ class RandomObstacles(Scenario):
                             max_tries=self.MAX_TRIES, scenario=self.name)
 
     def new_goals(self, rng, sim, ids, positions, starts, goals, radii):
+        """A uniform walkable point at least ``min_goal_dist`` from the agent's position."""
         out = np.empty((len(ids), 2))
         for k, i in enumerate(ids):
             for _ in range(self.MAX_TRIES // 64 + 1):

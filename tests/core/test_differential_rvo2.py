@@ -8,7 +8,9 @@ comparisons are single steps from identical (float32-representable) states. Scen
 import math
 
 import numpy as np
-import pytest
+
+# Imported, not skipped: the dev extra installs pyrvo, and these tests must run in CI.
+import pyrvo
 from rvo2_reference import (
     build_pyrvo,
     build_simulator,
@@ -21,9 +23,6 @@ from rvo2_reference import (
 )
 
 from orca_env.core import Simulator
-
-# Imported, not skipped: the dev extra installs pyrvo, and these tests must run in CI.
-import pyrvo  # noqa: E402
 
 TOL = 1e-3  # float32 vs float64 on velocities of O(1) m/s
 MIN_AGREEMENT = 0.995

@@ -95,7 +95,8 @@ def test_add_agent_rejects_and_keeps_state(kwargs, match):
 def test_add_agents_rejects_bad_arrays():
     sim = make_sim()
     before = snapshot(sim)
-    with pytest.raises(ValueError, match=r"velocities must have shape \(2, 2\), got shape \(3, 2\)"):
+    with pytest.raises(ValueError,
+                       match=r"velocities must have shape \(2, 2\), got shape \(3, 2\)"):
         sim.add_agents(np.zeros((2, 2)), velocities=np.zeros((3, 2)))
     with pytest.raises(ValueError, match=r"radius must be a scalar or have shape \(2,\)"):
         sim.add_agents(np.zeros((2, 2)), radius=np.ones(3))

@@ -6,12 +6,11 @@ import warnings
 
 import numpy as np
 import pytest
+from env_helpers import SMALL
 from pettingzoo.test import api_test, parallel_api_test
 
 import orca_env
 from orca_env.scenarios import SCENARIOS
-
-from env_helpers import SMALL
 
 
 def make(name="crowdnav_circle_v0", **kw):
@@ -51,7 +50,7 @@ def same(a, b):
     if isinstance(a, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, np.ndarray):
         return a.dtype == b.dtype and np.array_equal(a, b)
     if isinstance(a, float) and np.isnan(a):

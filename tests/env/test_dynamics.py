@@ -1,11 +1,10 @@
 import numpy as np
 import pytest
+from env_helpers import SMALL
 
 import orca_env
 from orca_env.rewards import agent_collisions, obstacle_collisions
 from orca_env.scenarios import SCENARIOS
-
-from env_helpers import SMALL
 
 
 def test_swept_agent_collision_detected_mid_step():

@@ -1,10 +1,9 @@
 import numpy as np
 import pytest
+from scenario_helpers import SMALL
 
 import orca_env
 from orca_env.scenarios import SCENARIOS, SpawnError, make_scenario
-
-from scenario_helpers import SMALL
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))
