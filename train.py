@@ -54,7 +54,6 @@ import sys
 import time
 from typing import Any
 
-import numpy as np
 import yaml
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -345,11 +344,11 @@ def format_comparison(reports: dict[str, dict]) -> str:
     units = next(iter(reports.values()))["metrics"]
     w0 = max(len(k) for k in keys) + 2
     ws = [max([len(n)] + [len(rows[n][k]) for k in keys]) for n in names]
-    lines = ["  ".join(["metric".ljust(w0)] + [n.rjust(w) for n, w in zip(names, ws)]
-                       + ["unit"])]
+    cols = list(zip(names, ws, strict=True))
+    lines = ["  ".join(["metric".ljust(w0)] + [n.rjust(w) for n, w in cols] + ["unit"])]
     lines.append("-" * len(lines[0]))
     for k in keys:
-        lines.append("  ".join([k.ljust(w0)] + [rows[n][k].rjust(w) for n, w in zip(names, ws)]
+        lines.append("  ".join([k.ljust(w0)] + [rows[n][k].rjust(w) for n, w in cols]
                                + [units[k]["unit"]]))
     return "\n".join(lines)
 
@@ -362,9 +361,8 @@ def compare(cfg: dict, run_dir: str, video: bool = True) -> dict:
     (``policies.orca``: goal-directed preferred velocity with seeded noise) and the trained
     policy without the safety layer (``safety_layer: false`` for the learned groups).
     """
-    from orca_env.evaluation import eval_seeds, evaluate  # noqa: PLC0415
-
     import policies.sb3  # noqa: PLC0415
+    from orca_env.evaluation import eval_seeds, evaluate  # noqa: PLC0415
     from policies.orca import OrcaPolicy  # noqa: PLC0415
 
     out_dir = os.path.join(run_dir, "eval")

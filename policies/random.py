@@ -27,6 +27,7 @@ class RandomPolicy:
         self._rng = np.random.default_rng(self.seed)
 
     def __call__(self, observations: dict, env: Any) -> dict:
+        """Actions of the live agents (``env.agents``)."""
         if env.sim is not self._episode:
             self._episode = env.sim
             self._rng = np.random.default_rng([self.seed, int(env.np_random_seed or 0)])

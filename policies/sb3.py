@@ -1,9 +1,9 @@
 """Load a trained stable-baselines3 model as a policy acting on observation dicts.
 
 A run folder written by ``train.py`` holds ``model.zip``, ``config.yaml`` (the resolved training
-config: algorithm and env config) and, when observations were normalised,
-``vecnormalize.pkl``. Actions go to the env as the model outputs them (the env reads them in
-the observation's frame, goal-aligned by default). :func:`load` accepts the folder, its ``model.zip`` or a checkpoint
+config: algorithm and env config) and, when observations were normalised, ``vecnormalize.pkl``.
+Actions go to the env as the model outputs them (the env reads them in the observation's frame,
+goal-aligned by default). :func:`load` accepts the folder, its ``model.zip`` or a checkpoint
 ``checkpoints/rl_model_<n>_steps.zip`` (whose ``rl_model_vecnormalize_<n>_steps.pkl`` is used).
 
 Example::
@@ -71,8 +71,8 @@ class SB3Policy:
 
     name = "sb3"
 
-    def __init__(self, model: Any, obs_rms: tuple[np.ndarray, np.ndarray] | None = None, clip_obs: float = 10.0,
-                 epsilon: float = 1e-8, deterministic: bool = True,
+    def __init__(self, model: Any, obs_rms: tuple[np.ndarray, np.ndarray] | None = None,
+                 clip_obs: float = 10.0, epsilon: float = 1e-8, deterministic: bool = True,
                  config: dict | None = None) -> None:
         self.model = model
         self.obs_rms = obs_rms
@@ -97,6 +97,7 @@ class SB3Policy:
         return np.clip(np.asarray(actions, dtype=np.float64), -1.0, 1.0)
 
     def __call__(self, observations: dict, env: Any) -> dict:
+        """Actions of the live agents (``env.agents``) from their observations."""
         agents = [k for k in env.agents if k in observations]  # only live agents act
         if not agents:
             return {}
@@ -135,4 +136,5 @@ def load(path: str | os.PathLike, deterministic: bool = True, device: str = "cpu
         if getattr(vn, "norm_obs", False):
             obs_rms = (np.asarray(vn.obs_rms.mean), np.asarray(vn.obs_rms.var))
         clip_obs, eps = float(vn.clip_obs), float(vn.epsilon)
-    return SB3Policy(model, obs_rms=obs_rms, clip_obs=clip_obs, epsilon=eps, deterministic=deterministic, config=config)
+    return SB3Policy(model, obs_rms=obs_rms, clip_obs=clip_obs, epsilon=eps,
+                     deterministic=deterministic, config=config)

@@ -165,7 +165,7 @@ class SB3VecEnv(VecEnv):
             ks = np.array([self._index[a] for a in live], dtype=np.int64)
             live_steps += len(live)
             acts = acts_all[base + ks]
-            obs, rews, terms, truncs, env_infos = env.step(dict(zip(live, acts)))
+            obs, rews, terms, truncs, env_infos = env.step(dict(zip(live, acts, strict=True)))
             ended = not env.agents
             finished_now = np.zeros(ell, dtype=bool)
             truncated_now = np.zeros(ell, dtype=bool)

@@ -15,7 +15,6 @@ from stable_baselines3.common.vec_env import (  # noqa: E402
     VecVideoRecorder,
 )
 
-import orca_env  # noqa: E402
 from orca_env.wrappers import SB3VecEnv, make_vec_env  # noqa: E402
 
 # A small symmetric crossing: 6 learned agents on a circle, some finish early.
