@@ -125,3 +125,21 @@ def test_default_config_is_valid_and_fits_the_budget():
     assert cfg["n_timesteps"] <= 3_000_000
     no_safety = train.without_safety_layer(cfg["env"])
     assert all(g["safety_layer"] is False for g in no_safety["groups"])
+
+
+def test_sac_trains_and_loads(tmp_path):
+    cfg = tiny_config(tmp_path, algo="sac", n_timesteps=256,
+                      hyperparams={"learning_starts": 64, "batch_size": 32, "buffer_size": 2000,
+                                   "gradient_steps": 1, "train_freq": 4},
+                      policy_kwargs={"net_arch": [16]})
+    res = train.main(["--config", str(cfg), "--run-dir", str(tmp_path / "sac"), "--no-eval",
+                      "--no-progress"])
+    from policies.sb3 import load
+
+    pol = load(res["run_dir"])
+    import orca_env
+
+    env = orca_env.parallel_env(TINY_ENV)
+    obs, _ = env.reset(seed=1)
+    acts = pol(obs, env)
+    assert set(acts) == set(env.agents)
