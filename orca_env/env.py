@@ -16,7 +16,14 @@ from .config import EnvConfig, GroupConfig, load_config, parse_section
 from .core import Simulator
 from .guidance import Roadmap
 from .observations import STATE_FEATURES, build_observations, make_space
-from .rewards import TERMS, agent_collisions, obstacle_collisions, weighted_terms
+from .rewards import (
+    TERMS,
+    agent_collisions,
+    obstacle_collisions,
+    step_kernel_goals,
+    step_kernel_pref,
+    step_kernel_rewards,
+)
 from .scenarios import make_scenario
 
 __all__ = ["OrcaEnv", "parallel_env", "env", "STATUSES"]
@@ -216,6 +223,8 @@ class OrcaEnv(ParallelEnv):
         self._orca = {k: np.array(params[k]) for k in _ORCA_PARAMS}
         self._orca["max_neighbors"] = self._orca["max_neighbors"].astype(np.int64)
         self._noise = np.array(noise, dtype=np.float64)
+        self._any_noise = bool(np.any(self._noise > 0.0))
+        self._no_noise = np.zeros(0)
         self._resp = np.array(resp, dtype=np.float64)
         self._unsafe = (self._pop == LEARNED) & (self._resp == 0.0)
         self._learned_slots = np.flatnonzero(self._pop == LEARNED)
@@ -415,15 +424,14 @@ class OrcaEnv(ParallelEnv):
 
         # Preferred velocities: scripted agents steer to their target, learned ones act.
         pos0 = sim.positions.copy()
-        to_t = self._targets - pos0
-        dist_t = np.sqrt((to_t * to_t).sum(axis=1))
-        scale = np.minimum(1.0, self._pref_speed / np.maximum(dist_t, 1e-12))
-        pref = to_t * scale[:, None]
-        ang = rng.uniform(0.0, 2.0 * np.pi, n)
-        mag = rng.uniform(0.0, 1.0, n) * self._noise
-        pref[:, 0] += mag * np.cos(ang)
-        pref[:, 1] += mag * np.sin(ang)
-        pref[live] = self._rotate(act, live, pos0, to_world=True) * self._max_speed[live, None]
+        if self._any_noise:
+            ang = rng.uniform(0.0, 2.0 * np.pi, n)
+            mag = rng.uniform(0.0, 1.0, n) * self._noise
+        else:
+            ang = mag = self._no_noise
+        pref = np.empty((n, 2))
+        step_kernel_pref(pos0, self._targets, self._pref_speed, self._max_speed, ang, mag, live,
+                         act, self._world_frame, pref)
         sim.set_pref_velocities(pref)
         active0 = sim.active.copy()
         sim.step()
@@ -453,31 +461,24 @@ class OrcaEnv(ParallelEnv):
         collided = hit_a | hit_o
 
         # Goals, guidance and stall detection for every slot.
-        active = sim.active
-        moving = active & ~self._parked
-        at_goal = moving & (np.linalg.norm(self._goals - pos, axis=1) <= self._goal_tol)
-        self._update_targets()
-        speed = np.sqrt((vel * vel).sum(axis=1))
         st = self.config.stall
-        slow = moving & ~at_goal & (speed < st.speed_fraction * self._max_speed)
-        self._stall = np.where(slow, self._stall + 1, 0)
-        stalled = self._stall >= st.window
+        at_goal = np.empty(n, dtype=bool)
+        moving = np.empty(n, dtype=bool)
+        stalled = np.empty(n, dtype=bool)
+        step_kernel_goals(pos, vel, sim.active, self._parked, self._goals, self._goal_tol,
+                          self._max_speed, st.speed_fraction, st.window, self._stall, at_goal,
+                          moving, stalled)
+        self._update_targets()
 
         # Reward terms of the live agents.
         d_now = self._path_len[live]
-        raw = np.zeros((live.size, len(TERMS)))
-        raw[:, 0] = (self._d_prev[live] - d_now) / self._d0[live]
-        self._d_prev[live] = d_now
         reached = at_goal[live]
-        raw[:, 1] = reached
-        raw[:, 2] = collided
-        raw[:, 3] = stalled[live]
-        raw[:, 4] = sim.intervention[live] / self._max_speed[live]
-        raw[:, 5] = self.time_step
         obs, sep_a, sep = self._observe(live)
-        dd = self.config.rewards.discomfort_dist
-        raw[:, 6] = np.where(sep_a < dd, (dd - sep_a) * self.time_step, 0.0)
-        weighted, reward = weighted_terms(raw, self._weights)
+        weighted = np.empty((live.size, len(TERMS)))
+        reward = np.empty(live.size)
+        step_kernel_rewards(live, self._d_prev, self._path_len, self._d0, at_goal, collided,
+                            stalled, sim.intervention, self._max_speed, self.time_step, sep_a,
+                            self.config.rewards.discomfort_dist, self._weights, weighted, reward)
 
         # Terminations and truncations.
         term = reached.copy()

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["TERMS", "agent_collisions", "obstacle_collisions", "weighted_terms"]
+__all__ = ["TERMS", "agent_collisions", "obstacle_collisions", "step_kernel_pref",
+           "step_kernel_goals", "step_kernel_rewards"]
 
 #: Reward terms, in the order of the ``(k, len(TERMS))`` term matrix.
 TERMS = ("progress", "goal", "collision", "deadlock", "intervention", "time", "discomfort")
@@ -183,15 +184,126 @@ def obstacle_collisions(check, p0, p1, radii, points, next_ids, tol, hit):
                 break
 
 
-def weighted_terms(raw: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Weighted terms and their sum.
+@njit(cache=True)
+def step_kernel_pref(pos0, targets, pref_speed, max_speed, noise_ang, noise_mag, live, act,
+                     world_frame, out):
+    """Preferred velocities of every slot for one env step.
+
+    Scripted slots steer to their target at ``pref_speed`` (the goal vector, shortened when
+    longer) plus RVO2's noise; learned slots take their action, rotated from the goal-aligned
+    frame when ``world_frame`` is False, times their max speed.
 
     Args:
-        raw: ``(k, len(TERMS))`` float64 raw terms.
-        weights: ``(len(TERMS),)`` float64 weights.
-
-    Returns:
-        ``(weighted (k, len(TERMS)), reward (k,))``.
+        pos0: (n, 2) float64 positions, m.
+        targets: (n, 2) float64 goals or waypoints, m.
+        pref_speed: (n,) float64, m/s.
+        max_speed: (n,) float64, m/s.
+        noise_ang: (n,) float64 noise angles, rad (empty: no noise).
+        noise_mag: (n,) float64 noise magnitudes, m/s (empty: no noise).
+        live: (L,) int64 slots of the live learned agents.
+        act: (L, 2) float64 actions, norm <= 1.
+        world_frame: actions are in the world frame.
+        out: (n, 2) float64 output, m/s.
     """
-    w = raw * weights[None, :] + 0.0  # + 0.0 turns -0.0 into 0.0
-    return w, w.sum(axis=1)
+    n = pos0.shape[0]
+    noisy = noise_ang.shape[0] == n
+    for i in range(n):
+        tx = targets[i, 0] - pos0[i, 0]
+        ty = targets[i, 1] - pos0[i, 1]
+        d = np.sqrt(tx * tx + ty * ty)
+        s = min(1.0, pref_speed[i] / max(d, 1e-12))
+        out[i, 0] = tx * s
+        out[i, 1] = ty * s
+        if noisy:
+            out[i, 0] += noise_mag[i] * np.cos(noise_ang[i])
+            out[i, 1] += noise_mag[i] * np.sin(noise_ang[i])
+    for k in range(live.shape[0]):
+        i = live[k]
+        ax = act[k, 0]
+        ay = act[k, 1]
+        if not world_frame:
+            gx = targets[i, 0] - pos0[i, 0]
+            gy = targets[i, 1] - pos0[i, 1]
+            d = np.sqrt(gx * gx + gy * gy)
+            ex = 1.0
+            ey = 0.0
+            if d > 1e-12:
+                ex = gx / d
+                ey = gy / d
+            ax, ay = ax * ex - ay * ey, ax * ey + ay * ex
+        out[i, 0] = ax * max_speed[i]
+        out[i, 1] = ay * max_speed[i]
+
+
+@njit(cache=True)
+def step_kernel_goals(pos, vel, active, parked, goals, goal_tol, max_speed, speed_fraction,
+                      window, stall, at_goal, moving, stalled):
+    """Goal arrival and stall counters of every slot after a step.
+
+    Args:
+        pos: (n, 2) float64 positions, m.
+        vel: (n, 2) float64 velocities, m/s.
+        active: (n,) bool, in the simulation.
+        parked: (n,) bool, parked at its goal.
+        goals: (n, 2) float64, m.
+        goal_tol: (n,) float64 goal tolerance, m.
+        max_speed: (n,) float64, m/s.
+        speed_fraction: an agent is slow below this fraction of its max speed.
+        window: steps of slowness that make a stall.
+        stall: (n,) int64 consecutive slow steps, updated in place.
+        at_goal: (n,) bool output: moving and within ``goal_tol`` of the goal.
+        moving: (n,) bool output: active and not parked.
+        stalled: (n,) bool output: ``stall >= window``.
+    """
+    for i in range(pos.shape[0]):
+        mv = active[i] and not parked[i]
+        gx = goals[i, 0] - pos[i, 0]
+        gy = goals[i, 1] - pos[i, 1]
+        ag = mv and np.sqrt(gx * gx + gy * gy) <= goal_tol[i]
+        speed = np.sqrt(vel[i, 0] * vel[i, 0] + vel[i, 1] * vel[i, 1])
+        if mv and not ag and speed < speed_fraction * max_speed[i]:
+            stall[i] += 1
+        else:
+            stall[i] = 0
+        moving[i] = mv
+        at_goal[i] = ag
+        stalled[i] = stall[i] >= window
+
+
+@njit(cache=True)
+def step_kernel_rewards(live, d_prev, path_len, d0, at_goal, collided, stalled, intervention,
+                        max_speed, time_step, sep_agents, discomfort_dist, weights, weighted,
+                        reward):
+    """Weighted reward terms (order of ``TERMS``) and rewards of the live agents.
+
+    Args:
+        live: (L,) int64 slots.
+        d_prev: (n,) float64 remaining distance at the previous step, m; updated in place.
+        path_len: (n,) float64 remaining distance now, m.
+        d0: (n,) float64 initial distance, m.
+        at_goal: (n,) bool.
+        collided: (L,) bool.
+        stalled: (n,) bool.
+        intervention: (n,) float64 |safe - preferred velocity|, m/s.
+        max_speed: (n,) float64, m/s.
+        time_step: s.
+        sep_agents: (L,) float64 clearance to the nearest agent, m.
+        discomfort_dist: m.
+        weights: (len(TERMS),) float64.
+        weighted: (L, len(TERMS)) float64 output.
+        reward: (L,) float64 output.
+    """
+    for k in range(live.shape[0]):
+        i = live[k]
+        raw0 = (d_prev[i] - path_len[i]) / d0[i]
+        d_prev[i] = path_len[i]
+        sep = sep_agents[k]
+        raw6 = (discomfort_dist - sep) * time_step if sep < discomfort_dist else 0.0
+        raws = (raw0, 1.0 if at_goal[i] else 0.0, 1.0 if collided[k] else 0.0,
+                1.0 if stalled[i] else 0.0, intervention[i] / max_speed[i], time_step, raw6)
+        total = 0.0
+        for t in range(7):
+            w = raws[t] * weights[t] + 0.0  # + 0.0 turns -0.0 into 0.0
+            weighted[k, t] = w
+            total += w
+        reward[k] = total

@@ -107,6 +107,26 @@ def build_agent_tree(positions, order, node_begin, node_end, node_left, node_rig
 
 
 @njit(cache=True, error_model="numpy")
+def partition_active(kd_order, active, out):
+    """Stable partition of ``kd_order`` into ``out``: active agents first, then inactive ones.
+
+    Returns:
+        The number of active agents; ``out[:count]`` is the order to build the tree over.
+    """
+    count = 0
+    for k in range(kd_order.shape[0]):
+        if active[kd_order[k]]:
+            out[count] = kd_order[k]
+            count += 1
+    j = count
+    for k in range(kd_order.shape[0]):
+        if not active[kd_order[k]]:
+            out[j] = kd_order[k]
+            j += 1
+    return count
+
+
+@njit(cache=True, error_model="numpy")
 def _box_dist_sq(node_box, node, x, y):
     """Squared distance from (x, y) to a node's bounding box (0 inside)."""
     dx = max(0.0, node_box[node, 0] - x) ** 2 + max(0.0, x - node_box[node, 1]) ** 2

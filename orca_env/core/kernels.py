@@ -652,8 +652,9 @@ def compute_velocities_parallel(
 
 
 @njit(cache=True, error_model="numpy")
-def apply_velocities(ids, pos, vel, new_vel, time_step, o_points, o_next, seg_order, seg_boxes,
-                     out_corrected):  # fmt: skip
+def apply_velocities(ids, active, pos, vel, new_vel, pref, time_step, o_points, o_next,
+                     seg_order, seg_boxes, out_corrected, out_intervention, out_n_lines,
+                     out_lp3):  # fmt: skip
     """Move agents ``ids`` by ``new_vel * time_step``, never across an obstacle or boundary edge.
 
     ORCA's obstacle lines keep agents out of obstacles only while the LP is feasible; when LP3
@@ -662,7 +663,17 @@ def apply_velocities(ids, pos, vel, new_vel, time_step, o_points, o_next, seg_or
     the agent ``CONTACT_MARGIN`` short of it on the outside, and sets its velocity to the
     displacement actually made divided by the time step. Agents that start outside every obstacle
     and inside the boundary therefore stay there.
+
+    Also records the telemetry ``out_intervention`` (|new velocity - preferred velocity|) of the
+    agents ``ids`` and zeroes all telemetry of inactive agents.
     """
+    for i in range(active.shape[0]):
+        if not active[i]:
+            # Inactive agents report no step.
+            out_corrected[i] = False
+            out_intervention[i] = 0.0
+            out_n_lines[i] = 0
+            out_lp3[i] = False
     has_obst = seg_order.shape[0] > 0
     cap = 16
     seg_ids = np.empty(cap, dtype=np.int64)
@@ -671,6 +682,7 @@ def apply_velocities(ids, pos, vel, new_vel, time_step, o_points, o_next, seg_or
         i = ids[k]
         sx = pos[i, 0]
         sy = pos[i, 1]
+        out_intervention[i] = math.hypot(new_vel[i, 0] - pref[i, 0], new_vel[i, 1] - pref[i, 1])
         dx = new_vel[i, 0] * time_step
         dy = new_vel[i, 1] * time_step
         out_corrected[i] = False

@@ -69,7 +69,7 @@ def _check_scalar(name, value, check, message, integer=False):
         value = int(value)
     elif not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value!r}")
-    if not check(np.asarray(value)):
+    if not check(value):
         raise ValueError(f"{name} {message}, got {value!r}")
     return value
 
@@ -435,6 +435,10 @@ class Simulator:
         return np.arange(lo, hi, dtype=np.int64)
 
     def _ids(self, ids, name="ids"):
+        if isinstance(ids, np.ndarray) and ids.dtype == np.int64 and ids.ndim == 1:
+            # Fast path for the env's per-step queries.
+            if ids.size == 0 or (ids.min() >= 0 and ids.max() < self._n):
+                return ids
         a = np.atleast_1d(np.asarray(ids))
         if a.ndim != 1 or (a.size and not np.issubdtype(a.dtype, np.integer)):
             raise ValueError(f"{name} must be agent ids (integers), got {ids!r}")
@@ -578,22 +582,27 @@ class Simulator:
         return o["points"], o["next_ids"], self._seg_order, self._seg_boxes
 
     # ------------------------------------------------------------------ step
-    def _build_tree(self, pos, active):
-        order = self._kd_order[active[self._kd_order]]
-        n = order.size
+    def _build_tree(self, pos, active, persist):
+        """The agent kd-tree over the active agents (RVO2's ``buildAgentTree``).
+
+        With ``persist`` the permutation the build produces is kept for the next build, as
+        RVO2's KdTree keeps it (steps); fresh queries pass False and leave the state untouched.
+        """
+        n_all = self._kd_order.size
+        out = np.empty(n_all, dtype=np.int64)
+        n = kdtree.partition_active(self._kd_order, active, out)
         n_nodes = max(2 * n - 1, 1)
         tree = (
-            order,
-            np.zeros(n_nodes, dtype=np.int64),
-            np.zeros(n_nodes, dtype=np.int64),
-            np.zeros(n_nodes, dtype=np.int64),
-            np.zeros(n_nodes, dtype=np.int64),
-            np.zeros((n_nodes, 4)),
+            out[:n],
+            np.empty(n_nodes, dtype=np.int64),
+            np.empty(n_nodes, dtype=np.int64),
+            np.empty(n_nodes, dtype=np.int64),
+            np.empty(n_nodes, dtype=np.int64),
+            np.empty((n_nodes, 4)),
         )
         kdtree.build_agent_tree(pos, *tree)
-        # Keep the permutation for the next build, as RVO2's KdTree does.
-        inactive = self._kd_order[~active[self._kd_order]]
-        self._kd_order = np.concatenate([order, inactive])
+        if persist:
+            self._kd_order = out  # the build permuted out[:n] in place
         return tree
 
     def _threads(self):
@@ -607,20 +616,20 @@ class Simulator:
         vel = self._vel[:n]
         pref = self._pref[:n]
         active = self._active[:n]
-        tree = self._build_tree(pos, active)
-        ids = np.flatnonzero(active)
+        tree = self._build_tree(pos, active, persist=True)
+        ids = tree[0]  # the active agents (in tree order: any order gives the same results)
         new_vel = vel.copy()
-        max_nbr = int(self._max_neighbors[:n][active].max()) if ids.size else 0
+        if self._param_copy is None:
+            self._param_copy = {name: getattr(self, "_" + name)[:n].copy()
+                                for name in _AGENT_PARAMS}
+            self._max_nbr = int(self._max_neighbors[:n].max()) if n else 0
         args = (
             ids, pos, vel, pref, self._radius[:n], self._max_speed[:n], self._neighbor_dist[:n],
             self._max_neighbors[:n], self._time_horizon[:n], self._time_horizon_obst[:n],
             self._responsibility[:n], self._time_step, *tree, o_points, o_next,
             self._obst["prev_ids"], self._obst["unit_dirs"], self._obst["convex"], seg_order,
-            seg_boxes, max_nbr, new_vel, self._n_lines[:n], self._lp3[:n],
+            seg_boxes, self._max_nbr, new_vel, self._n_lines[:n], self._lp3[:n],
         )  # fmt: skip
-        if self._param_copy is None:
-            self._param_copy = {name: getattr(self, "_" + name)[:n].copy()
-                                for name in _AGENT_PARAMS}
         self._last = {
             "pos": pos.copy(),
             "vel": vel.copy(),
@@ -638,16 +647,11 @@ class Simulator:
                 numba.set_num_threads(previous)
         elif ids.size:
             kernels.compute_velocities_serial(*args)
-        self._intervention[:n] = 0.0
-        self._intervention[ids] = np.hypot(*(new_vel[ids] - pref[ids]).T)
-        inactive = ~active
-        self._n_lines[:n][inactive] = 0
-        self._lp3[:n][inactive] = False
         kernels.apply_velocities(
-            ids, pos, vel, new_vel, self._time_step, o_points, o_next, seg_order, seg_boxes,
-            self._corrected[:n],
+            ids, active, pos, vel, new_vel, pref, self._time_step, o_points, o_next, seg_order,
+            seg_boxes, self._corrected[:n], self._intervention[:n], self._n_lines[:n],
+            self._lp3[:n],
         )  # fmt: skip
-        self._corrected[:n][inactive] = False
         self._global_time += self._time_step
 
     # ------------------------------------------------------------------ queries
@@ -753,17 +757,7 @@ class Simulator:
         max_range = _check_scalar("max_range", max_range, lambda a: a >= 0, "must be >= 0")
         q = np.arange(self._n, dtype=np.int64) if ids is None else self._ids(ids)
         pos = self._pos[: self._n]
-        order = self._kd_order[self._active[: self._n][self._kd_order]].copy()
-        n_nodes = max(2 * order.size - 1, 1)
-        tree = (
-            order,
-            np.zeros(n_nodes, dtype=np.int64),
-            np.zeros(n_nodes, dtype=np.int64),
-            np.zeros(n_nodes, dtype=np.int64),
-            np.zeros(n_nodes, dtype=np.int64),
-            np.zeros((n_nodes, 4)),
-        )
-        kdtree.build_agent_tree(pos, *tree)
+        tree = self._build_tree(pos, self._active[: self._n], persist=False)
         out_ids = np.full((q.size, k), -1, dtype=np.int64)
         out_dsq = np.full((q.size, k), np.inf)
         kdtree.query_many(q, pos, float(max_range) ** 2, k, *tree, out_ids, out_dsq)
