@@ -559,35 +559,27 @@ class OrcaEnv(ParallelEnv):
             self._live = live[keep]
         return obs_d, rew_d, term_d, trunc_d, infos
 
-    def _rotate(self, vec: np.ndarray, slots: np.ndarray, pos: np.ndarray,
-                to_world: bool) -> np.ndarray:
-        """Rotate vectors of agents ``slots`` between the observation frame and the world frame.
+    def _to_obs_frame(self, vec: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        """Rotate world-frame vectors of agents ``slots`` into their observation frame.
 
-        The observation frame uses the same goal-aligned axes as :func:`build_observations`
-        (x towards each agent's goal or waypoint); with a world-frame env ``vec`` is returned
-        unchanged.
+        The inverse of the rotation :func:`step_kernel_pref` applies to actions: goal-aligned
+        axes (x towards each agent's goal or waypoint), as in :func:`build_observations`; with a
+        world-frame env ``vec`` is returned unchanged.
 
         Args:
-            vec: ``(k, 2)`` float64 vectors, one per agent of ``slots`` (any units: the rotation
-                preserves them).
+            vec: ``(k, 2)`` float64 vectors, one per agent of ``slots`` (any units).
             slots: ``(k,)`` int64 simulator ids of the agents.
-            pos: ``(n, 2)`` float64 positions of all slots, metres, world frame; the axes point
-                from ``pos[slots]`` to the agents' targets.
-            to_world: True to rotate from the observation frame to the world frame, False for
-                the reverse.
 
         Returns:
             ``(k, 2)`` float64 rotated vectors.
         """
         if self._world_frame:
             return vec
-        g = self._targets[slots] - pos[slots]
+        g = self._targets[slots] - self.sim.positions[slots]
         d = np.sqrt((g * g).sum(axis=1))
         ok = d > 1e-12
         ex = np.where(ok, g[:, 0] / np.where(ok, d, 1.0), 1.0)
         ey = np.where(ok, g[:, 1] / np.where(ok, d, 1.0), 0.0)
-        if to_world:
-            return np.stack([vec[:, 0] * ex - vec[:, 1] * ey, vec[:, 0] * ey + vec[:, 1] * ex], 1)
         return np.stack([vec[:, 0] * ex + vec[:, 1] * ey, -vec[:, 0] * ey + vec[:, 1] * ex], 1)
 
     def state(self) -> np.ndarray:
@@ -631,7 +623,7 @@ class OrcaEnv(ParallelEnv):
         to_t = self._targets[live] - self.sim.positions[live]
         d = np.linalg.norm(to_t, axis=1)
         v = to_t * np.minimum(1.0, self._pref_speed[live] / np.maximum(d, 1e-12))[:, None]
-        a = self._rotate(v / self._max_speed[live, None], live, self.sim.positions, False)
+        a = self._to_obs_frame(v / self._max_speed[live, None], live)
         return dict(zip(self.agents, a.astype(np.float32), strict=True))
 
     def render_data(self) -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Scenario, World
+from .base import Scenario, SpawnError, World
 
 
 class Circle(Scenario):
@@ -20,12 +20,18 @@ class Circle(Scenario):
     ``interleave: true`` to spread the groups round the circle instead (slot ``i`` sits at
     position ``(i * stride) mod n`` for a stride coprime with ``n``).
 
+    ``jitter`` (metres, default 0: RVO2's exact layout) moves each start by up to ``jitter``
+    along the circle and up to ``jitter`` radially, drawn from the env's ``np_random``, so that
+    episodes of different seeds differ; goals stay the antipodes of the starts, so every path
+    still crosses the centre. Layouts in which two agents would overlap are redrawn (at most
+    100 tries, then ``SpawnError``).
+
     Version History:
-        v0: initial version.
+        v0: initial version (``jitter`` added later with a default that keeps the layout).
     """
 
     name = "circle_v0"
-    PARAMS = dict(circle_radius=200.0, interleave=False)
+    PARAMS = dict(circle_radius=200.0, interleave=False, jitter=0.0)
     AGENT_DEFAULTS = dict(radius=1.5, max_speed=2.0, pref_speed=1.0, neighbor_dist=15.0,
                           max_neighbors=10, time_horizon=10.0, time_horizon_obst=10.0)
     MAX_STEPS = 4000  # 400 m at 1 m/s is 1600 steps, plus the jam at the centre
@@ -47,5 +53,18 @@ class Circle(Scenario):
                 stride += 1
             k = (k * stride) % n
         ang = k * 2.0 * np.pi / n
-        starts = self.circle_radius * np.stack([np.cos(ang), np.sin(ang)], axis=1)
-        return starts, -starts
+        for _ in range(100):
+            r = np.full(n, self.circle_radius)
+            a = ang
+            if self.jitter > 0.0:
+                a = ang + rng.uniform(-1.0, 1.0, n) * self.jitter / self.circle_radius
+                r = r + rng.uniform(-1.0, 1.0, n) * self.jitter
+            starts = r[:, None] * np.stack([np.cos(a), np.sin(a)], axis=1)
+            if self.jitter == 0.0 or n < 2:
+                return starts, -starts
+            d = np.linalg.norm(starts[:, None] - starts[None], axis=2)
+            np.fill_diagonal(d, np.inf)
+            if np.all(d >= radii[:, None] + radii[None]):
+                return starts, -starts
+        raise SpawnError(f"{self.name}: no overlap-free layout with jitter={self.jitter} m in "
+                         f"100 tries; lower jitter or enlarge circle_radius")
