@@ -199,14 +199,16 @@ def resolve_policy(spec: Any, model: str | os.PathLike | None = None,
 
     Args:
         spec: ``"orca"``, ``"random"``, a callable policy, a dotted path to one, a dotted path
-            to a loader (with ``model``) or a model file (loaded by :data:`DEFAULT_LOADER`).
+            to a loader (with ``model``), or a model file or run folder (loaded by
+            :data:`DEFAULT_LOADER`).
         model: Path of a saved model, passed to the loader ``spec``.
         env: The env, passed to a loader (for its spaces).
 
     Returns:
         The policy and a name for the report (the spec, or the model's file name).
     """
-    if isinstance(spec, str) and model is None and os.path.isfile(spec):
+    if isinstance(spec, str) and model is None and (os.path.isfile(spec) or os.path.isdir(spec)):
+        # A model file or a run folder (model.zip + normaliser), for the default loader.
         spec, model = DEFAULT_LOADER, spec
     if spec == "orca" and model is None:
         return OrcaPolicy(), "orca"
