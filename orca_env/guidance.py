@@ -10,10 +10,10 @@ agent heads for the visible candidate (its goal, or a vertex) minimising
 ``|p - v| + goal_costs[i, v]``, as RVO2's example does; when nothing is visible it heads straight
 for its goal (decision: the straight line is the best guess; ORCA still keeps it off the walls).
 
-Per-step visibility runs in numba (:func:`visible`) with the core's rule (RVO2's per-segment
-``queryVisibility`` rule, applied to segments whose bounding box comes within ``radius`` of the
-query's); candidates are tried cheapest first and the first visible one wins, so an agent usually
-costs one or two visibility tests.
+Per-step visibility calls the core's numba kernel
+(:func:`orca_env.core.obstacles.query_visibility`, RVO2's per-segment rule on the core's
+obstacle index) from numba; candidates are tried cheapest first and the first visible one wins,
+so an agent usually costs one or two visibility tests.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-__all__ = ["Roadmap", "corner_points", "visible"]
+from .core.obstacles import query_visibility
+
+__all__ = ["Roadmap", "corner_points"]
 
 
 def corner_points(sim: Any, clearance: float) -> np.ndarray:
@@ -56,44 +58,6 @@ def corner_points(sim: Any, clearance: float) -> np.ndarray:
 
 
 @njit(cache=True)
-def visible(q1x, q1y, q2x, q2y, radius, points, next_ids):
-    """RVO2's per-segment visibility rule (the core's ``query_visibility``), brute force.
-
-    A segment blocks q1 -> q2 when q1 is strictly right of it (its outside), q2 strictly left,
-    and its endpoints are not both farther than ``radius`` on one side of the line q1 q2. Only
-    segments whose bounding box comes within ``radius`` of the query's bounding box are tested.
-    """
-    m = points.shape[0]
-    min_x = min(q1x, q2x) - radius
-    max_x = max(q1x, q2x) + radius
-    min_y = min(q1y, q2y) - radius
-    max_y = max(q1y, q2y) + radius
-    len_sq = (q2x - q1x) ** 2 + (q2y - q1y) ** 2
-    inv_len_q = 1.0 / len_sq if len_sq > 0.0 else 0.0
-    r_sq = radius * radius
-    for s in range(m):
-        t = next_ids[s]
-        ax = points[s, 0]
-        ay = points[s, 1]
-        bx = points[t, 0]
-        by = points[t, 1]
-        if min(ax, bx) > max_x or max(ax, bx) < min_x or min(ay, by) > max_y \
-                or max(ay, by) < min_y:
-            continue
-        q1_left = (ax - q1x) * (by - ay) - (ay - q1y) * (bx - ax)
-        q2_left = (ax - q2x) * (by - ay) - (ay - q2y) * (bx - ax)
-        # Only a crossing from the segment's outside to its inside can block.
-        if not (q1_left < 0.0 and q2_left > 0.0):
-            continue
-        p1_left = (q1x - ax) * (q2y - q1y) - (q1y - ay) * (q2x - q1x)
-        p2_left = (q1x - bx) * (q2y - q1y) - (q1y - by) * (q2x - q1x)
-        if not (p1_left * p2_left >= 0.0 and p1_left * p1_left * inv_len_q > r_sq
-                and p2_left * p2_left * inv_len_q > r_sq):
-            return False
-    return True
-
-
-@njit(cache=True)
 def _all_pairs(adj_len):
     """Floyd-Warshall on a (v, v) matrix of edge lengths (inf: no edge)."""
     d = adj_len.copy()
@@ -111,7 +75,7 @@ def _all_pairs(adj_len):
 
 
 @njit(cache=True)
-def _goal_costs(goals, radii, verts, dist, points, next_ids):
+def _goal_costs(goals, radii, verts, dist, points, next_ids, seg_order, boxes):
     """(n, v) path length from each vertex to each agent's goal (inf: unreachable)."""
     n = goals.shape[0]
     v = verts.shape[0]
@@ -121,7 +85,8 @@ def _goal_costs(goals, radii, verts, dist, points, next_ids):
         gx = goals[i, 0]
         gy = goals[i, 1]
         for c in range(v):
-            if visible(verts[c, 0], verts[c, 1], gx, gy, radii[i], points, next_ids):
+            if query_visibility(verts[c, 0], verts[c, 1], gx, gy, radii[i], points, next_ids,
+                                seg_order, boxes):
                 link[c] = np.hypot(verts[c, 0] - gx, verts[c, 1] - gy)
             else:
                 link[c] = np.inf
@@ -136,8 +101,8 @@ def _goal_costs(goals, radii, verts, dist, points, next_ids):
 
 
 @njit(cache=True)
-def _select(slots, positions, goals, radii, verts, goal_costs, points, next_ids,
-            out_targets, out_dist):
+def _select(slots, positions, goals, radii, verts, goal_costs, points, next_ids, seg_order,
+            boxes, out_targets, out_dist):
     """Waypoint of each slot: the visible candidate minimising |p - v| + cost(v)."""
     v = verts.shape[0]
     cost = np.empty(v + 1)
@@ -162,7 +127,7 @@ def _select(slots, positions, goals, radii, verts, goal_costs, points, next_ids,
                 tx, ty = gx, gy
             else:
                 tx, ty = verts[c, 0], verts[c, 1]
-            if visible(px, py, tx, ty, radii[i], points, next_ids):
+            if query_visibility(px, py, tx, ty, radii[i], points, next_ids, seg_order, boxes):
                 out_targets[r, 0] = tx
                 out_targets[r, 1] = ty
                 out_dist[r] = cost[c]
@@ -190,6 +155,7 @@ class Roadmap:
         self.vertices = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 2)
         self._points = np.ascontiguousarray(sim.obstacle_points, dtype=np.float64)
         self._next = np.ascontiguousarray(sim.obstacle_next, dtype=np.int64)
+        self._seg_order, self._boxes = sim.obstacle_index
         v = self.vertices.shape[0]
         adj = np.full((v, v), np.inf)
         np.fill_diagonal(adj, 0.0)
@@ -207,7 +173,7 @@ class Roadmap:
         """``(n, v)`` path length from each vertex to each agent's goal (inf: unreachable)."""
         return _goal_costs(np.ascontiguousarray(goals, dtype=np.float64),
                            np.ascontiguousarray(radii, dtype=np.float64), self.vertices,
-                           self.dist, self._points, self._next)
+                           self.dist, self._points, self._next, self._seg_order, self._boxes)
 
     def waypoints(self, slots: np.ndarray, positions: np.ndarray, goals: np.ndarray,
                   radii: np.ndarray, goal_costs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -220,5 +186,6 @@ class Roadmap:
         targets = np.empty((k, 2))
         dist = np.empty(k)
         _select(np.asarray(slots, dtype=np.int64), np.ascontiguousarray(positions), goals,
-                radii, self.vertices, goal_costs, self._points, self._next, targets, dist)
+                radii, self.vertices, goal_costs, self._points, self._next, self._seg_order,
+                self._boxes, targets, dist)
         return targets, dist

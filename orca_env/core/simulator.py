@@ -323,6 +323,17 @@ class Simulator:
         return _readonly(self._is_boundary)
 
     @property
+    def obstacle_index(self):
+        """(seg_order, boxes): the obstacle index, read-only, for numba kernels of other layers.
+
+        See :func:`orca_env.core.obstacles.build_segment_index`; built first if obstacles
+        changed. Pass it with ``obstacle_points`` and ``obstacle_next`` to the njit queries of
+        :mod:`orca_env.core.obstacles` (``query_visibility``, ``query_segments``).
+        """
+        _, _, seg_order, boxes = self._index()
+        return _readonly(seg_order), _readonly(boxes)
+
+    @property
     def num_obstacle_vertices(self):
         """Number of obstacle vertices (= segments)."""
         return self._obst["points"].shape[0]

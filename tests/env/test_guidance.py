@@ -2,7 +2,8 @@ import numpy as np
 
 import orca_env
 from orca_env.core import Simulator
-from orca_env.guidance import Roadmap, visible
+from orca_env.core.obstacles import query_visibility
+from orca_env.guidance import Roadmap
 from orca_env.scenarios.blocks import BLOCKS, ROADMAP_POINTS
 
 
@@ -14,16 +15,19 @@ def blocks_sim():
     return sim
 
 
-def test_visibility_kernel_matches_core():
+def test_njit_visibility_on_the_exposed_index_matches_the_method():
+    """Guidance calls the core's kernel from numba with ``sim.obstacle_index``."""
     sim = blocks_sim()
     pts = np.ascontiguousarray(sim.obstacle_points)
     nxt = np.ascontiguousarray(sim.obstacle_next)
+    seg_order, boxes = sim.obstacle_index
     rng = np.random.default_rng(0)
     q = rng.uniform(-80, 80, (400, 4))
     for r in (0.0, 2.0):
-        ours = [visible(a, b, c, d, r, pts, nxt) for a, b, c, d in q]
+        ours = [query_visibility(a, b, c, d, r, pts, nxt, seg_order, boxes) for a, b, c, d in q]
         core = [sim.query_visibility((a, b), (c, d), r) for a, b, c, d in q]
         assert ours == core
+        assert 50 < sum(ours) < 350
 
 
 def test_roadmap_blocks_matches_rvo2_example():
