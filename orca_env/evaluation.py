@@ -56,6 +56,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__
+from .baselines import OrcaPolicy, RandomPolicy
 from .episode_log import EpisodeRecorder, StatusTracker, snapshot
 
 __all__ = ["EVAL_SEED_BASE", "EVAL_SEEDS", "METRICS", "DEFAULT_LOADER", "Policy", "OrcaPolicy",
@@ -141,38 +142,7 @@ def t95(df: int) -> float:
             + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3))
 
 
-# -- policies ----------------------------------------------------------------------------------
-class OrcaPolicy:
-    """The pure-ORCA baseline: ``env.heuristic_actions()``.
-
-    The goal-directed preferred velocity, made collision-free by the safety layer.
-    """
-
-    name = "orca"
-
-    def __call__(self, observations: dict, env: Any) -> dict:
-        """Actions of the live agents."""
-        return env.heuristic_actions()
-
-
-class RandomPolicy:
-    """Uniform actions in ``[-1, 1]^2``, from a generator reseeded by every episode's seed."""
-
-    name = "random"
-
-    def __init__(self, seed: int = 0) -> None:
-        self.reset(seed)
-
-    def reset(self, seed: int) -> None:
-        """Reseed from the episode's seed (a fixed tag keeps it apart from the env's stream)."""
-        self._rng = np.random.default_rng([int(seed), 0x5EED])
-
-    def __call__(self, observations: dict, env: Any) -> dict:
-        """Actions of the live agents."""
-        a = self._rng.uniform(-1.0, 1.0, (len(env.agents), 2)).astype(np.float32)
-        return dict(zip(env.agents, a, strict=True))
-
-
+# -- policies (the built-ins live in orca_env.baselines) ----------------------------------------
 def _import_object(path: str) -> Any:
     mod_name, sep, attr = path.partition(":")
     if not sep:

@@ -1,66 +1,8 @@
-"""The pure ORCA baseline: goal-directed preferred velocity with seeded symmetry-breaking noise."""
+"""The pure ORCA baseline (goal-directed preferred velocity, seeded symmetry-breaking noise).
 
-from __future__ import annotations
+Implemented in :mod:`orca_env.baselines` (the evaluation suite's built-in ``orca``).
+"""
 
-from typing import Any
-
-import numpy as np
+from orca_env.baselines import OrcaPolicy
 
 __all__ = ["OrcaPolicy"]
-
-
-class OrcaPolicy:
-    """Pure ORCA for the learned agents (RVO2's ``setPreferredVelocities`` of its examples).
-
-    The action is the env's goal-directed preferred velocity (towards the goal, or the next
-    waypoint with guidance, shortened to ``pref_speed``; :meth:`OrcaEnv.heuristic_actions`) plus
-    RVO2's symmetry-breaking perturbation: a vector of magnitude ``U(0, noise)`` m/s in a uniform
-    direction, per agent and step. With the safety layer on, the env's ORCA then filters it, so
-    these agents behave exactly like the env's ``orca`` crowd population.
-
-    The noise is reproducible: its generator is re-seeded at every new episode from
-    ``(seed, env.np_random_seed)``, so the same env seed gives the same episode whatever ran
-    before.
-
-    Args:
-        noise: Magnitude bound (m/s) of the perturbation; RVO2's Blocks example uses 1e-4.
-            Larger breaks symmetric deadlocks sooner but makes paths less smooth; must be >= 0.
-        seed: Extra seed mixed into the per-episode generator.
-    """
-
-    name = "orca+noise"
-
-    def __init__(self, noise: float = 1e-4, seed: int = 0) -> None:
-        if not noise >= 0.0:
-            raise ValueError(f"noise must be >= 0, got {noise!r}")
-        self.noise = float(noise)
-        self.seed = int(seed)
-        self._episode = None
-        self._rng = np.random.default_rng(self.seed)
-
-    def __call__(self, observations: dict, env: Any) -> dict:
-        """Actions of the live agents (``env.agents``)."""
-        if env.sim is not self._episode:  # a new episode: the env builds a new simulator
-            self._episode = env.sim
-            self._rng = np.random.default_rng([self.seed, int(env.np_random_seed or 0)])
-        base = env.heuristic_actions()
-        agents = [k for k in env.agents if k in observations]  # only live agents act
-        if not agents:
-            return {}
-        a = np.array([base[k] for k in agents], dtype=np.float64)
-        if self.noise > 0.0:
-            ang = self._rng.uniform(0.0, 2.0 * np.pi, len(agents))
-            mag = self._rng.uniform(0.0, 1.0, len(agents)) * self.noise
-            max_speed = _max_speeds(env, agents)  # actions are in units of max speed
-            a[:, 0] += mag * np.cos(ang) / max_speed
-            a[:, 1] += mag * np.sin(ang) / max_speed
-        np.clip(a, -1.0, 1.0, out=a)
-        return {k: a[i].astype(np.float32) for i, k in enumerate(agents)}
-
-
-def _max_speeds(env: Any, agents: list) -> np.ndarray:
-    """Max speed (m/s) of each agent: actions are in units of it."""
-    state = env.state().reshape(-1, 10)  # per slot: ..., max_speed (7), active, learned (9)
-    slots = np.flatnonzero(state[:, 9] == 1.0)  # learned slots, in agent order
-    idx = slots[[env.possible_agents.index(k) for k in agents]]
-    return state[idx, 7].astype(np.float64)
