@@ -6,8 +6,8 @@ import warnings
 
 import numpy as np
 import pytest
-from env_helpers import SMALL
 from pettingzoo.test import api_test, parallel_api_test
+from small_configs import SMALL
 
 import orca_env
 from orca_env.scenarios import SCENARIOS

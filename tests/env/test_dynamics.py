@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from env_helpers import SMALL
+from small_configs import SMALL
 
 import orca_env
 from orca_env.rewards import agent_collisions, obstacle_collisions

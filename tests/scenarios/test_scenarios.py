@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from scenario_helpers import SMALL
+from small_configs import SMALL
 
 import orca_env
 from orca_env.scenarios import SCENARIOS, SpawnError, make_scenario

@@ -1,8 +1,5 @@
-import os
+"""Small versions of the big scenarios, shared by the env and scenario tests (fast on 2 cores)."""
 
-os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
-
-# Small versions of the big scenarios keep the suite fast on 2 cores.
 SMALL = {
     "circle_v0": dict(scenario_kwargs={"circle_radius": 40.0},
                       groups=[{"population": "learned", "count": 4, "on_goal": "stay"},

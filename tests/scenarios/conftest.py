@@ -1,3 +1,0 @@
-import os
-
-os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
