@@ -23,6 +23,7 @@ from .rewards import (
     step_kernel_goals,
     step_kernel_pref,
     step_kernel_rewards,
+    term_dicts,
 )
 from .scenarios import make_scenario
 
@@ -532,7 +533,7 @@ class OrcaEnv(ParallelEnv):
         done = term | trunc
         term_d = dict(zip(agents, term.tolist(), strict=True))
         trunc_d = dict(zip(agents, trunc.tolist(), strict=True))
-        w_rows = weighted.tolist()
+        w_dicts = term_dicts(weighted.tolist())
         inter = sim.intervention[live].tolist()
         lines = sim.num_orca_lines[live].tolist()
         lp3 = sim.used_lp3[live].tolist()
@@ -545,12 +546,12 @@ class OrcaEnv(ParallelEnv):
         names = (None, "agent", "obstacle")
         names = [names[w] for w in with_what]
         stat = [STATUSES[x] for x in stat]
-        infos = {a: {"status": st_, "group": g_, "reward_terms": dict(zip(TERMS, w_, strict=True)),
+        infos = {a: {"status": st_, "group": g_, "reward_terms": w_,
                      "intervention": i_, "num_orca_lines": l_, "used_lp3": u_,
                      "position_corrected": c_, "distance_to_goal": d_,
                      "nearest_separation": s_, "collided_with": n_}
                  for a, st_, g_, w_, i_, l_, u_, c_, d_, s_, n_ in zip(
-                     agents, stat, gnames, w_rows, inter, lines, lp3, corr, dist, seps, names,
+                     agents, stat, gnames, w_dicts, inter, lines, lp3, corr, dist, seps, names,
                      strict=True)}
         if done.any():
             keep = ~done

@@ -13,11 +13,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["TERMS", "agent_collisions", "obstacle_collisions", "step_kernel_pref",
+__all__ = ["TERMS", "term_dicts", "agent_collisions", "obstacle_collisions", "step_kernel_pref",
            "step_kernel_goals", "step_kernel_rewards"]
 
 #: Reward terms, in the order of the ``(k, len(TERMS))`` term matrix.
 TERMS = ("progress", "goal", "collision", "deadlock", "intervention", "time", "discomfort")
+
+
+def term_dicts(rows: list) -> list[dict]:
+    """One ``{term: weighted value}`` dict per row of the ``(k, len(TERMS))`` term matrix.
+
+    Written as a literal (keys in ``TERMS`` order, checked by the tests): building ``infos`` is
+    the env's largest per-agent Python cost, and a literal is twice as fast as ``dict(zip())``.
+    """
+    return [{"progress": r[0], "goal": r[1], "collision": r[2], "deadlock": r[3],
+             "intervention": r[4], "time": r[5], "discomfort": r[6]} for r in rows]
 
 
 @njit(cache=True)

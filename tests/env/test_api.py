@@ -10,6 +10,7 @@ from pettingzoo.test import api_test, parallel_api_test
 from small_configs import SMALL
 
 import orca_env
+from orca_env.rewards import TERMS, term_dicts
 from orca_env.scenarios import SCENARIOS
 
 
@@ -134,6 +135,9 @@ def test_infos_and_reward_terms():
     assert info["status"] == "active"
     assert sum(info["reward_terms"].values()) == pytest.approx(rew["agent_0"])
     assert info["reward_terms"]["progress"] > 0
+    assert tuple(info["reward_terms"]) == TERMS  # the literal in term_dicts follows TERMS
+    row = list(range(len(TERMS)))
+    assert term_dicts([row]) == [dict(zip(TERMS, row, strict=True))]
 
 
 def test_bad_actions():
