@@ -253,6 +253,8 @@ class OrcaEnv(ParallelEnv):
         """
         if seed is not None or self.np_random is None:
             self.np_random, self.np_random_seed = seeding.np_random(seed)
+        if self._renderer is not None:
+            self._renderer.new_episode()
         rng = self.np_random
         sc = self.scenario
         world = sc.build_world(rng)

@@ -154,6 +154,7 @@ class Renderer:
         self.arrow_seconds = float(arrow_seconds)
         self.debug_agent = debug_agent
         self.bounds = bounds
+        self._fixed_bounds = bounds is not None
         self._pg = None
         self._screen = None
         self._surface = None
@@ -172,6 +173,18 @@ class Renderer:
         import pygame  # noqa: PLC0415  (lazy: render_mode=None never imports pygame)
 
         self._pg = pygame
+        pygame.font.init()
+        self._font = pygame.font.Font(None, max(14, self.size // 40))
+        self._small = pygame.font.Font(None, max(12, self.size // 55))
+        if self.render_mode == "human":
+            pygame.display.init()
+            pygame.display.set_caption("orca-env")
+            self._clock = pygame.time.Clock()
+        self._layout(data)
+
+    def _layout(self, data: Mapping[str, Any]) -> None:
+        """Fit the view to the scene (unless bounds were given) and size the frame."""
+        pygame = self._pg
         if self.bounds is None:
             self.bounds = fit_view(data)
         self.width, self.height = frame_size(self.bounds, self.size)
@@ -180,15 +193,23 @@ class Renderer:
         # Centre the scene in the frame.
         self._ox = 0.5 * (self.width - self._scale * (x1 - x0)) - self._scale * x0
         self._oy = 0.5 * (self.height - self._scale * (y1 - y0)) + self._scale * y1
-        pygame.font.init()
-        self._font = pygame.font.Font(None, max(14, self.size // 40))
-        self._small = pygame.font.Font(None, max(12, self.size // 55))
         if self.render_mode == "human":
-            pygame.display.init()
-            pygame.display.set_caption("orca-env")
             self._screen = pygame.display.set_mode((self.width, self.height))
-            self._clock = pygame.time.Clock()
         self._surface = pygame.Surface((self.width, self.height))
+        self._static = None
+
+    def new_episode(self) -> None:
+        """Forget the previous episode: its static layer, trails and (unless fixed) the view.
+
+        The env calls this from ``reset``, so a renderer reused across episodes never draws the
+        previous scene's obstacles or joins two episodes' trails.
+        """
+        self._static = None
+        self._trail = None
+        self._last_time = None
+        if not self._fixed_bounds:
+            self.bounds = None
+        self._needs_layout = self._pg is not None
 
     def _to_px(self, p: np.ndarray) -> np.ndarray:
         """World (..., 2) metres -> screen (..., 2) float pixels (y up in the world)."""
@@ -212,6 +233,9 @@ class Renderer:
             raise RuntimeError("Renderer.draw() called after close()")
         if self._pg is None:
             self._start(data)
+        elif getattr(self, "_needs_layout", False):
+            self._layout(data)
+        self._needs_layout = False
         pg = self._pg
         surf = self._surface
         pos = np.asarray(data["positions"], dtype=np.float64)
