@@ -173,12 +173,12 @@ def test_renderer_after_close_raises():
 
 def test_renderer_reused_across_resets_draws_the_new_scene():
     """env.render() after reset shows the new episode's obstacles, not the first episode's."""
-    env = orca_env.parallel_env("configs/random_obstacles.yaml", render_mode="rgb_array")
+    env = OrcaEnv("configs/random_obstacles.yaml", render_mode="rgb_array")
     env.reset(seed=1)
     env.render()
     env.reset(seed=2)
     reused = env.render()
-    fresh_env = orca_env.parallel_env("configs/random_obstacles.yaml", render_mode="rgb_array")
+    fresh_env = OrcaEnv("configs/random_obstacles.yaml", render_mode="rgb_array")
     fresh_env.reset(seed=2)
     np.testing.assert_array_equal(reused, fresh_env.render())
     env.close()
