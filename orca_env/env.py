@@ -106,7 +106,11 @@ class OrcaEnv(ParallelEnv):
     ## Episode End
 
     Termination (per agent): it reached its goal (status ``at_goal``), or it collided and
-    ``on_collision`` is ``terminate`` (status ``collided``). Truncation (all live agents):
+    ``on_collision`` is ``terminate`` (status ``collided``; a collision on the step the goal is
+    reached still ends the episode as a collision, without the goal term, as in CrowdNav). With
+    ``on_collision: continue`` collisions are penalised and reported (``collided_with``) but
+    neither end the agent's episode nor change its status. Agents without the safety layer
+    report no ORCA telemetry (intervention 0, no LP): they move exactly as commanded. Truncation (all live agents):
     ``max_steps`` reached (status ``timed_out``), or every remaining agent - live learned agents
     and crowd agents still heading for a goal - has been stalled for ``stall.window`` steps
     (status ``deadlocked``, when ``stall.end_episode``). A stalled agent that is not yet truncated
@@ -450,6 +454,19 @@ class OrcaEnv(ParallelEnv):
             p[unsafe] = pos0[unsafe] + pref[unsafe] * self.time_step
             sim.set_positions(p)
             sim.set_velocities(v)
+        # ORCA telemetry; agents without the safety layer moved as commanded, so ORCA changed
+        # nothing for them (the core's figures describe a velocity that was discarded).
+        tele_inter = sim.intervention
+        tele_lines = sim.num_orca_lines
+        tele_lp3 = sim.used_lp3
+        tele_corr = sim.position_corrected
+        if unsafe.size:
+            tele_inter, tele_lines = tele_inter.copy(), tele_lines.copy()
+            tele_lp3, tele_corr = tele_lp3.copy(), tele_corr.copy()
+            tele_inter[unsafe] = 0.0
+            tele_lines[unsafe] = 0
+            tele_lp3[unsafe] = False
+            tele_corr[unsafe] = False
         pos = sim.positions
         vel = sim.velocities
 
@@ -473,20 +490,23 @@ class OrcaEnv(ParallelEnv):
                           moving, stalled)
         self._update_targets()
 
+        # Outcomes: with on_collision 'terminate' a collision ends the agent's episode as a
+        # failure, even on the step it reaches its goal (CrowdNav's precedence); with 'continue'
+        # the collision is penalised and reported, and reaching the goal still succeeds.
+        crash = collided & (self.config.on_collision == "terminate")
+        reached = at_goal[live] & ~crash
+
         # Reward terms of the live agents.
         d_now = self._path_len[live]
-        reached = at_goal[live]
         obs, sep_a, sep = self._observe(live)
         weighted = np.empty((live.size, len(TERMS)))
         reward = np.empty(live.size)
-        step_kernel_rewards(live, self._d_prev, self._path_len, self._d0, at_goal, collided,
-                            stalled, sim.intervention, self._max_speed, self.time_step, sep_a,
+        step_kernel_rewards(live, self._d_prev, self._path_len, self._d0, reached, collided,
+                            stalled, tele_inter, self._max_speed, self.time_step, sep_a,
                             self.config.rewards.discomfort_dist, self._weights, weighted, reward)
 
         # Terminations and truncations.
-        term = reached.copy()
-        if self.config.on_collision == "terminate":
-            term |= collided
+        term = reached | crash
         trunc = np.zeros(live.size, dtype=bool)
         status = np.zeros(live.size, dtype=np.int64)
         status[stalled[live]] = 3
@@ -500,12 +520,12 @@ class OrcaEnv(ParallelEnv):
             trunc[:] = ~term
             status[~term] = 4 if timed_out and not episode_deadlock else 3
         status[reached] = 1
-        status[collided] = 2
+        status[crash] = 2
         self._slot_status[live] = status
 
         # Goal behaviours and removals from the simulation.
         leave = np.zeros(n, dtype=bool)
-        l_stop = live[(reached & (self._on_goal[live] == STOP)) | (collided & term)]
+        l_stop = live[(reached & (self._on_goal[live] == STOP)) | crash]
         leave[l_stop] = True
         self._parked[live[reached & (self._on_goal[live] == STAY)]] = True
         crowd_goal = at_goal & self._crowd
@@ -536,10 +556,10 @@ class OrcaEnv(ParallelEnv):
         term_d = dict(zip(agents, term.tolist(), strict=True))
         trunc_d = dict(zip(agents, trunc.tolist(), strict=True))
         w_dicts = term_dicts(weighted.tolist())
-        inter = sim.intervention[live].tolist()
-        lines = sim.num_orca_lines[live].tolist()
-        lp3 = sim.used_lp3[live].tolist()
-        corr = sim.position_corrected[live].tolist()
+        inter = tele_inter[live].tolist()
+        lines = tele_lines[live].tolist()
+        lp3 = tele_lp3[live].tolist()
+        corr = tele_corr[live].tolist()
         dist = d_now.tolist()
         seps = sep.tolist()
         stat = status.tolist()

@@ -281,7 +281,7 @@ def step_kernel_goals(pos, vel, active, parked, goals, goal_tol, max_speed, spee
 
 
 @njit(cache=True)
-def step_kernel_rewards(live, d_prev, path_len, d0, at_goal, collided, stalled, intervention,
+def step_kernel_rewards(live, d_prev, path_len, d0, reached, collided, stalled, intervention,
                         max_speed, time_step, sep_agents, discomfort_dist, weights, weighted,
                         reward):
     """Weighted reward terms (order of ``TERMS``) and rewards of the live agents.
@@ -291,7 +291,8 @@ def step_kernel_rewards(live, d_prev, path_len, d0, at_goal, collided, stalled, 
         d_prev: (n,) float64 remaining distance at the previous step, m; updated in place.
         path_len: (n,) float64 remaining distance now, m.
         d0: (n,) float64 initial distance, m.
-        at_goal: (n,) bool.
+        reached: (L,) bool, the agent succeeded this step (reached its goal, no collision that
+            ends its episode).
         collided: (L,) bool.
         stalled: (n,) bool.
         intervention: (n,) float64 |safe - preferred velocity|, m/s.
@@ -309,7 +310,7 @@ def step_kernel_rewards(live, d_prev, path_len, d0, at_goal, collided, stalled, 
         d_prev[i] = path_len[i]
         sep = sep_agents[k]
         raw6 = (discomfort_dist - sep) * time_step if sep < discomfort_dist else 0.0
-        raws = (raw0, 1.0 if at_goal[i] else 0.0, 1.0 if collided[k] else 0.0,
+        raws = (raw0, 1.0 if reached[k] else 0.0, 1.0 if collided[k] else 0.0,
                 1.0 if stalled[i] else 0.0, intervention[i] / max_speed[i], time_step, raw6)
         total = 0.0
         for t in range(7):

@@ -87,3 +87,56 @@ def test_pure_orca_completes(name, guidance):
         assert set(final) == set(env.possible_agents)
         allowed = {"at_goal", "deadlocked"} if (name, guidance) in MAY_DEADLOCK else {"at_goal"}
         assert set(final.values()) <= allowed, final
+
+
+def _goal_crash_env(on_collision):
+    """agent_0 is 0.5 m short of its goal and drives onto agent_1, parked right behind it."""
+    g = {"population": "learned", "count": 2, "on_goal": "stay", "safety_layer": False,
+         "radius": 0.3, "max_speed": 1.0, "pref_speed": 1.0}
+    env = orca_env.parallel_env(scenario="circle_v0", scenario_kwargs={"circle_radius": 4.0},
+                                groups=[g], stall={"end_episode": False},
+                                on_collision=on_collision, observation={"frame": "world"})
+    env.reset(seed=0)
+    p = env.sim.positions.copy()
+    goal0 = env._goals[0].copy()
+    p[0] = goal0 - np.array([0.3, 0.0])
+    p[1] = goal0 + np.array([0.15, 0.0])
+    env.sim.set_positions(p)
+    env._update_targets()
+    env._d_prev = env._path_len.copy()
+    return env.step({"agent_0": np.array([1.0, 0.0]), "agent_1": np.array([0.0, 0.0])})
+
+
+def test_goal_and_collision_on_one_step_terminate_counts_as_collision():
+    _, rew, term, _, infos = _goal_crash_env("terminate")
+    info = infos["agent_0"]
+    assert info["collided_with"] == "agent" and term["agent_0"]
+    assert info["status"] == "collided"
+    assert info["reward_terms"]["goal"] == 0.0 and info["reward_terms"]["collision"] == -0.25
+
+
+def test_goal_and_collision_on_one_step_continue_still_succeeds():
+    _, rew, term, _, infos = _goal_crash_env("continue")
+    info = infos["agent_0"]
+    assert info["collided_with"] == "agent" and term["agent_0"]
+    assert info["status"] == "at_goal"
+    assert info["reward_terms"]["goal"] == 1.0 and info["reward_terms"]["collision"] == -0.25
+
+
+def test_no_safety_layer_reports_no_orca_intervention():
+    """Agents without the safety layer move as commanded: no ORCA telemetry, no penalty."""
+    g = {"population": "learned", "count": 16, "on_goal": "stay", "safety_layer": False,
+         "radius": 0.3, "max_speed": 1.0, "pref_speed": 1.0, "neighbor_dist": 5.0,
+         "time_horizon": 5.0}
+    env = orca_env.parallel_env("configs/circle_dense.yaml", groups=[g])
+    env.reset(seed=3)
+    seen = 0
+    for _ in range(40):
+        if not env.agents:
+            break
+        _, _, _, _, infos = env.step(env.heuristic_actions())
+        for info in infos.values():
+            seen += 1
+            assert info["intervention"] == 0.0 and info["reward_terms"]["intervention"] == 0.0
+            assert not info["used_lp3"] and info["num_orca_lines"] == 0
+    assert seen > 100
