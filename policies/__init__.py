@@ -52,8 +52,9 @@ def load_policy(model_path: str, env: Any = None):
 
     Args:
         model_path: Run folder, ``model.zip`` or checkpoint.
-        env: The evaluation env (unused: the model carries its spaces).
+        env: The evaluation env; when given, the model is checked against it (observation shape:
+            ``ValueError``; different ``observation`` or ``groups`` config: ``UserWarning``).
     """
     from .sb3 import load  # noqa: PLC0415
 
-    return load(model_path)
+    return load(model_path, env=env)

@@ -5,6 +5,10 @@ config: algorithm and env config) and, when observations were normalised, ``vecn
 Actions go to the env as the model outputs them (the env reads them in the observation's frame,
 goal-aligned by default). :func:`load` accepts the folder, its ``model.zip`` or a checkpoint
 ``checkpoints/rl_model_<n>_steps.zip`` (whose ``rl_model_vecnormalize_<n>_steps.pkl`` is used).
+When the saved config says observations were normalised, a missing normaliser is an error (the
+model would otherwise act on raw observations it never saw). Given the evaluation ``env``,
+:func:`load` checks that the model's observation shape matches the env's and warns when the
+env's ``observation`` or ``groups`` differ from the ones the model was trained with.
 
 Example::
 
@@ -22,16 +26,20 @@ from __future__ import annotations
 import os
 import pickle
 import re
+import warnings
 from typing import Any
 
 import numpy as np
 import yaml
 
-__all__ = ["SB3Policy", "load"]
+__all__ = ["SB3Policy", "load", "check_env", "normalizes_observations"]
 
 
-def _resolve(path: str | os.PathLike) -> tuple[str, str | None, str | None]:
-    """``(model_zip, config_yaml or None, vecnormalize_pkl or None)`` for a run path."""
+def _resolve(path: str | os.PathLike) -> tuple[str, str | None, str]:
+    """``(model_zip, config_yaml or None, expected vecnormalize_pkl)`` for a run path.
+
+    The normaliser path is where it would be; it may not exist.
+    """
     path = os.fspath(path)
     if os.path.isdir(path):
         model = os.path.join(path, "model.zip")
@@ -51,7 +59,61 @@ def _resolve(path: str | os.PathLike) -> tuple[str, str | None, str | None]:
         raise FileNotFoundError(f"no model at {model!r} (expected a run folder with model.zip "
                                 f"or a .zip file)")
     cfg = os.path.join(run_dir, "config.yaml")
-    return model, (cfg if os.path.isfile(cfg) else None), (norm if os.path.isfile(norm) else None)
+    return model, (cfg if os.path.isfile(cfg) else None), norm
+
+
+def normalizes_observations(config: dict) -> bool:
+    """Whether a training config (``train.py``'s resolved config) normalised observations.
+
+    ``normalize`` is ``false``, ``true`` (observations only) or VecNormalize keyword arguments,
+    whose ``norm_obs`` defaults to true.
+    """
+    norm = config.get("normalize", False)
+    if isinstance(norm, dict):
+        return bool(norm.get("norm_obs", True))
+    return bool(norm)
+
+
+def check_env(model: Any, config: dict, env: Any, model_path: str) -> None:
+    """Check a loaded model against the env it is about to act in.
+
+    Args:
+        model: The SB3 model.
+        config: Its training config (``config["env"]`` is the env config; may be empty).
+        env: The env (``OrcaEnv``) the policy will act in.
+        model_path: The model's path, for the messages.
+
+    Raises:
+        ValueError: If the model's observation shape differs from the env's.
+
+    Warns:
+        UserWarning: If the env's ``observation`` or ``groups`` config differs from the one the
+            model was trained with (the observation layout or the agents' dynamics changed).
+    """
+    want = tuple(model.observation_space.shape)
+    for agent in env.possible_agents:
+        got = tuple(env.observation_space(agent).shape)
+        if got != want:
+            raise ValueError(f"model {model_path!r} expects observations of shape {want}, but "
+                             f"the env's observation space of {agent!r} has shape {got}; "
+                             f"evaluate it on the env config it was trained with")
+    saved = config.get("env")
+    if not isinstance(saved, dict):
+        return
+    from orca_env.config import load_config  # noqa: PLC0415
+
+    try:
+        trained = load_config(saved).to_dict()
+    except ValueError as exc:
+        warnings.warn(f"model {model_path!r}: its saved env config is not valid any more "
+                      f"({exc}); cannot compare it with the env's", UserWarning, stacklevel=3)
+        return
+    current = env.config.to_dict()
+    for key in ("observation", "groups"):
+        if trained.get(key) != current.get(key):
+            warnings.warn(f"model {model_path!r} was trained with env {key} "
+                          f"{trained.get(key)!r}, but the env has {current.get(key)!r}",
+                          UserWarning, stacklevel=3)
 
 
 class SB3Policy:
@@ -105,17 +167,22 @@ class SB3Policy:
         return {k: a[i].astype(np.float32) for i, k in enumerate(agents)}
 
 
-def load(path: str | os.PathLike, deterministic: bool = True, device: str = "cpu") -> SB3Policy:
+def load(path: str | os.PathLike, deterministic: bool = True, device: str = "cpu",
+         env: Any = None) -> SB3Policy:
     """Load a run folder, ``model.zip`` or checkpoint as an :class:`SB3Policy`.
 
     Args:
         path: Run folder, model ``.zip`` or checkpoint ``.zip``.
         deterministic: Mean actions (evaluation) or sampled ones.
         device: torch device.
+        env: The env the policy will act in; if given, the model is checked against it
+            (:func:`check_env`).
 
     Raises:
-        FileNotFoundError: If no model is found.
-        ValueError: If the config names an unknown algorithm.
+        FileNotFoundError: If no model is found, or the saved config says observations were
+            normalised and the normaliser file is missing.
+        ValueError: If the config names an unknown algorithm, or the model's observation shape
+            differs from ``env``'s.
     """
     model_path, cfg_path, norm_path = _resolve(path)
     config: dict = {}
@@ -128,7 +195,14 @@ def load(path: str | os.PathLike, deterministic: bool = True, device: str = "cpu
     algos = {"ppo": PPO, "sac": SAC}
     if algo not in algos:
         raise ValueError(f"unknown algo {algo!r} in {cfg_path}; known: {sorted(algos)}")
+    if not os.path.isfile(norm_path):
+        if normalizes_observations(config):
+            raise FileNotFoundError(f"{cfg_path} says observations were normalised, but the "
+                                    f"normaliser {norm_path!r} is missing")
+        norm_path = None
     model = algos[algo].load(model_path, device=device)
+    if env is not None:
+        check_env(model, config, env, model_path)
     obs_rms, clip_obs, eps = None, 10.0, 1e-8
     if norm_path is not None:
         with open(norm_path, "rb") as fh:

@@ -1,6 +1,7 @@
 """Baseline policies and the SB3 loader (including the shipped policy)."""
 
 import os
+import re
 
 import numpy as np
 import pytest
@@ -124,3 +125,53 @@ def test_shipped_policy_loads_and_acts():
     assert set(actions) == set(env.agents)
     _, statuses = run(pol, 10_000, cfg=pol.env_config)
     assert len(statuses) == len(env.possible_agents)
+
+
+def test_sb3_loader_rejects_an_env_with_another_observation_shape(tiny_run):
+    from orca_env.evaluation import evaluate
+
+    env = orca_env.parallel_env(CFG, observation={"num_agents": 2})
+    want = env.observation_space("agent_0").shape
+    trained = orca_env.parallel_env(CFG).observation_space("agent_0").shape
+    assert want != trained
+    with pytest.raises(ValueError) as err:
+        load_policy(str(tiny_run), env)
+    msg = str(err.value)
+    assert str(tiny_run / "model.zip") in msg
+    assert str(trained) in msg and str(want) in msg
+    # The evaluation suite fails the same way, before running an episode.
+    with pytest.raises(ValueError, match=re.escape(str(want))):
+        evaluate(CFG, str(tiny_run), episodes=1, overrides={"observation": {"num_agents": 2}})
+
+
+def test_sb3_loader_warns_when_observation_or_groups_differ(tiny_run):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the training env itself: no warning
+        load_policy(str(tiny_run), orca_env.parallel_env(CFG))
+    with pytest.warns(UserWarning, match=r"trained with env observation .*'range': 6\.0"):
+        load_policy(str(tiny_run), orca_env.parallel_env(CFG, observation={"range": 6.0}))
+    groups = [dict(g) for g in CFG["groups"]]
+    groups[1]["count"] = 3
+    with pytest.warns(UserWarning, match="trained with env groups"):
+        load_policy(str(tiny_run), orca_env.parallel_env(dict(CFG, groups=groups)))
+
+
+@pytest.mark.parametrize("which", ["dir", "checkpoint"])
+def test_sb3_loader_missing_normaliser_is_an_error(tiny_run, tmp_path, which):
+    import glob
+    import shutil
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(tiny_run, run_dir)
+    if which == "dir":
+        path, pkl = run_dir, run_dir / "vecnormalize.pkl"
+    else:
+        path = sorted(glob.glob(str(run_dir / "checkpoints" / "*_steps.zip")))[-1]
+        n = path.rsplit("_", 2)[-2]
+        pkl = run_dir / "checkpoints" / f"rl_model_vecnormalize_{n}_steps.pkl"
+    assert pkl.is_file()
+    pkl.unlink()
+    with pytest.raises(FileNotFoundError, match=re.escape(repr(str(pkl)))):
+        load_policy(str(path), None)
