@@ -13,7 +13,19 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["OrcaPolicy", "RandomPolicy"]
+__all__ = ["OrcaPolicy", "RandomPolicy", "episode_rng"]
+
+
+def episode_rng(seed: int, env: Any) -> np.random.Generator:
+    """A policy's generator for the env's current episode.
+
+    Keyed by the env's seed and by how many episodes ran since that seed
+    (``env.seed_episode``), so an episode's noise depends only on how the env was seeded, and
+    episodes after ``reset(seed=None)`` get fresh noise instead of repeating the last one.
+    """
+    return np.random.default_rng(
+        [int(seed), int(env.np_random_seed or 0), int(getattr(env, "seed_episode", 0))]
+    )
 
 
 class OrcaPolicy:
@@ -25,9 +37,8 @@ class OrcaPolicy:
     direction, per agent and step. With the safety layer on, the env's ORCA then filters it, so
     these agents behave exactly like the env's ``orca`` crowd population.
 
-    The noise is reproducible: its generator is re-seeded at every new episode from
-    ``(seed, env.np_random_seed)``, so the same env seed gives the same episode whatever ran
-    before.
+    The noise is reproducible: its generator is re-seeded at every new episode by
+    :func:`episode_rng`, so the same env seed gives the same episode whatever ran before.
 
     Args:
         noise: Magnitude bound (m/s) of the perturbation; RVO2's Blocks example uses 1e-4.
@@ -49,7 +60,7 @@ class OrcaPolicy:
         """Actions of the live agents (``env.agents``)."""
         if env.sim is not self._episode:  # a new episode: the env builds a new simulator
             self._episode = env.sim
-            self._rng = np.random.default_rng([self.seed, int(env.np_random_seed or 0)])
+            self._rng = episode_rng(self.seed, env)
         base = env.heuristic_actions()
         agents = [k for k in env.agents if k in observations]  # only live agents act
         if not agents:
@@ -76,8 +87,8 @@ def _max_speeds(env: Any, agents: list) -> np.ndarray:
 class RandomPolicy:
     """Actions drawn uniformly from each agent's action box.
 
-    The generator is re-seeded at every new episode from ``(seed, env.np_random_seed)``, so an
-    episode depends only on its env seed.
+    The generator is re-seeded at every new episode by :func:`episode_rng`, so an episode
+    depends only on how the env was seeded.
 
     Args:
         seed: Extra seed mixed into the per-episode generator.
@@ -94,7 +105,7 @@ class RandomPolicy:
         """Actions of the live agents (``env.agents``)."""
         if env.sim is not self._episode:
             self._episode = env.sim
-            self._rng = np.random.default_rng([self.seed, int(env.np_random_seed or 0)])
+            self._rng = episode_rng(self.seed, env)
         out = {}
         for k in env.agents:  # only live agents act
             sp = env.action_space(k)

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
+import numbers
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,10 +49,11 @@ GOAL_BEHAVIOURS = ("stop", "stay", "new_goal")
 
 
 def _f(default: Any, doc: str, *, kind: Any, choices: tuple | None = None,
-       minimum: float | None = None, positive: bool = False, optional: bool = False) -> Any:
+       minimum: float | None = None, maximum: float | None = None, positive: bool = False,
+       optional: bool = False) -> Any:
     """A dataclass field with its documentation and validation rules as metadata."""
     meta = {"doc": doc, "kind": kind, "choices": choices, "minimum": minimum,
-            "positive": positive, "optional": optional}
+            "maximum": maximum, "positive": positive, "optional": optional}
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda d=default: copy.deepcopy(d), metadata=meta)
     return field(default=default, metadata=meta)
@@ -133,13 +136,15 @@ class RewardConfig:
       changed the action.
     * ``time``: the time step in seconds.
     * ``discomfort``: CrowdNav's term, (discomfort_dist - clearance) * time step when the
-      clearance to the nearest agent is below discomfort_dist (0 otherwise).
+      clearance to the nearest agent is below discomfort_dist (0 otherwise); a penalty, so its
+      weight is negative like the collision weight.
 
     Defaults: goal +1 and collision -0.25 follow CrowdNav (the de-facto reference); progress 1
     gives a dense signal of the same scale as the goal bonus; deadlock -0.05 per stalled step and
-    intervention -0.05 are small shaping terms (a stalled episode of 40 steps costs 2, twice the
-    goal); time -0.01 per second breaks ties towards faster routes; discomfort is off (CrowdNav
-    uses weight 0.5 with discomfort_dist 0.2, see ``configs/crowdnav_circle.yaml``).
+    intervention -0.05 are small shaping terms (an agent stalled for the last 40 steps of an
+    episode is flagged on 21 of them, with the default 20-step window, and pays about 1, the
+    goal's worth); time -0.01 per second breaks ties towards faster routes; discomfort is off
+    (CrowdNav uses weight -0.5 with discomfort_dist 0.2, see ``configs/crowdnav_circle.yaml``).
     """
 
     progress: float = _f(1.0, "weight of the progress term", kind=float)
@@ -148,7 +153,7 @@ class RewardConfig:
     deadlock: float = _f(-0.05, "weight of the deadlock (stalled) term, per step", kind=float)
     intervention: float = _f(-0.05, "weight of the ORCA intervention term", kind=float)
     time: float = _f(-0.01, "weight of the time term, per second", kind=float)
-    discomfort: float = _f(0.0, "weight of the discomfort term (CrowdNav: 0.5)", kind=float)
+    discomfort: float = _f(0.0, "weight of the discomfort term (CrowdNav: -0.5)", kind=float)
     discomfort_dist: float = _f(0.2, "clearance (m) below which discomfort accrues", kind=float,
                                 minimum=0.0)
 
@@ -158,7 +163,7 @@ class StallConfig:
     """The stall (deadlock) detector."""
 
     speed_fraction: float = _f(0.05, "an agent is slow when its speed is below this fraction "
-                               "of its max speed", kind=float, minimum=0.0)
+                               "of its max speed", kind=float, minimum=0.0, maximum=1.0)
     window: int = _f(20, "steps an agent must stay slow (and away from its goal) to count as "
                      "stalled; 20 steps = 5 s at dt 0.25", kind=int, minimum=1)
     end_episode: bool = _f(True, "end the episode (truncated, status 'deadlocked') when every "
@@ -225,11 +230,15 @@ def _check_value(key: str, value: Any, meta: dict) -> Any:
             return None
         raise ValueError(f"config key {key!r} must be a {_type_name(kind)}, got None")
     if kind is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise ValueError(f"config key {key!r} must be a number, got {value!r} "
                              f"({type(value).__name__})")
         value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"config key {key!r} must be finite, got {value!r}")
     elif kind is int:
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            value = int(value)  # numpy integers from parameter sweeps are fine
         if isinstance(value, bool) or not isinstance(value, int):
             # Accept integral floats from YAML like 1e3 only when exactly integral.
             if isinstance(value, float) and value.is_integer():
@@ -259,8 +268,8 @@ def _check_value(key: str, value: Any, meta: dict) -> Any:
             raise ValueError(f"config key {key!r} must be positive, got {value!r}")
         if meta["minimum"] is not None and not value >= meta["minimum"]:
             raise ValueError(f"config key {key!r} must be >= {meta['minimum']}, got {value!r}")
-        if kind is float and value != value:
-            raise ValueError(f"config key {key!r} must not be NaN")
+        if meta["maximum"] is not None and not value <= meta["maximum"]:
+            raise ValueError(f"config key {key!r} must be <= {meta['maximum']}, got {value!r}")
     return value
 
 

@@ -53,9 +53,13 @@ class OrcaEnv(ParallelEnv):
       by ``position + action * dt``, so it can hit agents and walls (detected, penalised).
     * ``orca``: crowd agents heading for their goals with pure ORCA: preferred velocity = vector
       to the goal (or waypoint), shortened to ``pref_speed`` when longer, plus RVO2's
-      symmetry-breaking noise (``noise``, seeded from ``np_random``).
+      symmetry-breaking noise (``noise``, seeded from ``np_random``; default the scenario's
+      ``CROWD_NOISE``: 1e-4 as in RVO2's Blocks and Roadmap, 0 for Circle whose RVO2 example
+      has none).
     * ``non_reactive``: dynamic obstacles that follow their straight (or roadmap) path to their
-      goal at ``pref_speed`` and avoid no one (responsibility 0).
+      goal at ``pref_speed`` with responsibility 0: every agent with a positive responsibility
+      avoids them fully and they avoid no such agent; two non-reactive agents share their mutual
+      avoidance half and half (the core's rule), and static obstacles still bind them.
 
     On reaching its goal a group either ``stop``s (the agent leaves the simulation), ``stay``s
     (parked: it keeps steering to its goal under ORCA, so it is still an obstacle that yields) or,
@@ -110,11 +114,14 @@ class OrcaEnv(ParallelEnv):
     reached still ends the episode as a collision, without the goal term, as in CrowdNav). With
     ``on_collision: continue`` collisions are penalised and reported (``collided_with``) but
     neither end the agent's episode nor change its status. Agents without the safety layer
-    report no ORCA telemetry (intervention 0, no LP): they move exactly as commanded. Truncation (all live agents):
-    ``max_steps`` reached (status ``timed_out``), or every remaining agent - live learned agents
-    and crowd agents still heading for a goal - has been stalled for ``stall.window`` steps
-    (status ``deadlocked``, when ``stall.end_episode``). A stalled agent that is not yet truncated
-    reports status ``deadlocked`` and pays the deadlock term.
+    report no ORCA telemetry (intervention 0, no LP): they move exactly as commanded.
+    Truncation (all live agents): ``max_steps`` reached (status ``timed_out``), or every
+    remaining agent - live learned agents and crowd agents still heading for a goal - has been
+    stalled for ``stall.window`` steps (status ``deadlocked``, when ``stall.end_episode``). A
+    stalled agent that is not yet truncated reports status ``deadlocked`` and pays the deadlock
+    term. Agents that leave the simulation on a step (at their goal, or after a collision) are
+    still present in that step's observations and separations: they stood there at the end of
+    the step; they are gone from the next step on.
 
     ## Infos
 
@@ -179,6 +186,10 @@ class OrcaEnv(ParallelEnv):
         self.agents: list[str] = []
         self.np_random: np.random.Generator | None = None
         self.np_random_seed: int | None = None
+        #: Episodes since ``np_random`` was last seeded (0 after ``reset(seed=s)``): with
+        #: ``np_random_seed`` it identifies the episode's random stream (scripted policies key
+        #: their own noise on it).
+        self.seed_episode = 0
         self.sim: Simulator | None = None
         self._renderer = None
         #: Slot whose ORCA half-planes the renderer draws in an inset (None: no inset).
@@ -201,6 +212,12 @@ class OrcaEnv(ParallelEnv):
             if g.population != "learned" and not g.safety_layer:
                 raise ValueError(f"config key '{where}.safety_layer' applies to learned groups "
                                  f"only, got false for population {g.population!r}")
+            if g.population == "learned" and g.noise is not None:
+                raise ValueError(f"config key '{where}.noise' applies to scripted groups (orca, "
+                                 f"non_reactive); a learned agent's preferred velocity is its "
+                                 f"action, got noise={g.noise!r}")
+            default_noise = sc.CROWD_NOISE if g.population == "orca" else 0.0
+            nz = g.noise if g.noise is not None else default_noise
             names.append(g.name or f"{g.population}_{g_idx}")
             for _ in range(g.count):
                 pop.append(_POP_CODE[g.population])
@@ -209,8 +226,7 @@ class OrcaEnv(ParallelEnv):
                 for k in params:
                     v = getattr(g, k)
                     params[k].append(sc.AGENT_DEFAULTS[k] if v is None else v)
-                nz = g.noise if g.noise is not None else (1e-4 if g.population == "orca" else 0.0)
-                noise.append(nz if g.population != "learned" else 0.0)
+                noise.append(nz)
                 unsafe = g.population == "non_reactive" or (g.population == "learned"
                                                             and not g.safety_layer)
                 resp.append(0.0 if unsafe else 1.0)
@@ -233,6 +249,11 @@ class OrcaEnv(ParallelEnv):
         self._resp = np.array(resp, dtype=np.float64)
         self._unsafe = (self._pop == LEARNED) & (self._resp == 0.0)
         self._learned_slots = np.flatnonzero(self._pop == LEARNED)
+        tol = self.config.collision_tolerance
+        if tol >= self._radius.min():
+            raise ValueError(f"config key 'collision_tolerance' must be below the smallest agent "
+                             f"radius ({self._radius.min()!r} m), or contacts with walls would "
+                             f"never count; got {tol!r}")
         self._crowd = self._pop != LEARNED
 
     # -- PettingZoo API --------------------------------------------------------------------
@@ -257,6 +278,9 @@ class OrcaEnv(ParallelEnv):
         """
         if seed is not None or self.np_random is None:
             self.np_random, self.np_random_seed = seeding.np_random(seed)
+            self.seed_episode = 0
+        else:
+            self.seed_episode += 1
         if self._renderer is not None:
             self._renderer.new_episode()
         rng = self.np_random

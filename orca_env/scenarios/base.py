@@ -18,6 +18,8 @@ Hooks, in call order at ``reset``:
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -65,17 +67,21 @@ def _check_params(cls_name: str, defaults: dict, given: dict) -> dict:
     for k, v in given.items():
         d = defaults[k]
         if isinstance(d, bool):
-            ok = isinstance(v, bool)
+            ok = isinstance(v, (bool, np.bool_))
+            v = bool(v) if ok else v
         elif isinstance(d, int):
-            ok = isinstance(v, int) and not isinstance(v, bool)
+            ok = isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+            v = int(v) if ok else v
         elif isinstance(d, float):
-            ok = isinstance(v, (int, float)) and not isinstance(v, bool)
+            ok = isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
             v = float(v) if ok else v
         else:
             ok = isinstance(v, type(d))
         if not ok:
             raise ValueError(f"scenario_kwargs key {k!r} of {cls_name} must be a "
                              f"{type(d).__name__}, got {v!r}")
+        if isinstance(v, float) and not math.isfinite(v):
+            raise ValueError(f"scenario_kwargs key {k!r} of {cls_name} must be finite, got {v!r}")
         if isinstance(v, (int, float)) and not isinstance(v, bool) and v < 0:
             raise ValueError(f"scenario_kwargs key {k!r} of {cls_name} must be >= 0, got {v!r}")
         out[k] = v
@@ -96,6 +102,8 @@ class Scenario:
         OBS_DEFAULTS: Default ``num_agents``, ``num_obstacles`` and ``range`` of observations.
         DEFAULT_GROUPS: Groups used when the config gives none.
         HAS_OBSTACLES: Whether guidance makes sense.
+        CROWD_NOISE: Default bound (m/s) of RVO2's symmetry-breaking noise on the preferred
+            velocity of ``orca`` crowd groups (RVO2's Blocks and Roadmap examples use 1e-4).
     """
 
     name: ClassVar[str] = "base_v0"
@@ -108,6 +116,7 @@ class Scenario:
     OBS_DEFAULTS: ClassVar[dict] = dict(num_agents=6, num_obstacles=0, range=5.0)
     DEFAULT_GROUPS: ClassVar[list] = [dict(population="learned", count=1)]
     HAS_OBSTACLES: ClassVar[bool] = False
+    CROWD_NOISE: ClassVar[float] = 1e-4
     #: Tries per agent for random placement before ``SpawnError``.
     MAX_TRIES: ClassVar[int] = 2000
 

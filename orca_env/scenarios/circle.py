@@ -27,7 +27,8 @@ class Circle(Scenario):
     100 tries, then ``SpawnError``).
 
     Version History:
-        v0: initial version (``jitter`` added later with a default that keeps the layout).
+        v0: initial version (``jitter`` added later with a default that keeps the layout; crowd
+            noise 0 by default, as in Circle.cc).
     """
 
     name = "circle_v0"
@@ -36,6 +37,7 @@ class Circle(Scenario):
                           max_neighbors=10, time_horizon=10.0, time_horizon_obst=10.0)
     MAX_STEPS = 4000  # 400 m at 1 m/s is 1600 steps, plus the jam at the centre
     OBS_DEFAULTS = dict(num_agents=6, num_obstacles=0, range=15.0)
+    CROWD_NOISE = 0.0  # Circle.cc sets no noise (Blocks.cc and Roadmap.cc do)
     DEFAULT_GROUPS = [dict(population="learned", count=25, on_goal="stay"),
                       dict(population="orca", count=225, on_goal="stay")]
 

@@ -22,6 +22,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(__file__)))
     ({"groups": [{"population": "robot"}]}, r"groups\[0\]\.population.*learned"),
     ({"groups": {"population": "learned"}}, r"groups.*list"),
     ({"stall": []}, r"stall.*mapping"),
+    ({"rewards": {"progress": float("inf")}}, r"rewards\.progress.*finite.*inf"),
+    ({"rewards": {"discomfort_dist": float("nan")}}, r"rewards\.discomfort_dist.*finite"),
+    ({"collision_tolerance": float("inf")}, r"collision_tolerance.*finite"),
+    ({"stall": {"speed_fraction": 5.0}}, r"stall\.speed_fraction.*<= 1\.0.*5\.0"),
 ])
 def test_config_errors_name_the_key(bad, match):
     with pytest.raises(ValueError, match=match):
@@ -72,3 +76,40 @@ def test_provided_configs_load(path):
     obs, _ = env.reset(seed=0)
     assert set(obs) == set(env.possible_agents)
     env.step(env.heuristic_actions())
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(groups=[{"population": "learned", "count": 2, "noise": 0.1}]),
+     r"groups\[0\]\.noise.*scripted groups.*0\.1"),
+    (dict(collision_tolerance=0.5), r"collision_tolerance.*smallest agent radius.*0\.5"),
+    (dict(scenario_kwargs={"circle_radius": float("inf")}), r"circle_radius.*finite.*inf"),
+    (dict(scenario_kwargs={"circle_radius": float("nan")}), r"circle_radius.*finite"),
+])
+def test_more_env_level_errors(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        orca_env.parallel_env(scenario="crowdnav_circle_v0", **kwargs)
+
+
+def test_numpy_scalars_are_accepted():
+    import numpy as np
+
+    env = orca_env.parallel_env(scenario="circle_v0", max_steps=np.int64(50),
+                                scenario_kwargs={"circle_radius": np.float64(4.0),
+                                                 "interleave": np.bool_(True)},
+                                groups=[{"population": "learned", "count": np.int64(3)}])
+    assert env.max_steps == 50 and len(env.possible_agents) == 3
+
+
+def test_crowdnav_discomfort_is_a_penalty():
+    """CrowdNav penalises getting closer than 0.2 m: the shipped configs' term is never > 0."""
+    seen = 0.0
+    for name in ("crowdnav_circle.yaml", "crowdnav_square.yaml"):
+        env = orca_env.parallel_env(os.path.join(ROOT, "configs", name))
+        for seed in range(3):
+            env.reset(seed=seed)
+            while env.agents:
+                _, _, _, _, infos = env.step(env.heuristic_actions())
+                for info in infos.values():
+                    assert info["reward_terms"]["discomfort"] <= 0.0
+                    seen += info["reward_terms"]["discomfort"]
+    assert seen < 0.0  # the robot does get close to humans in these scenarios

@@ -175,3 +175,21 @@ def test_sb3_loader_missing_normaliser_is_an_error(tiny_run, tmp_path, which):
     pkl.unlink()
     with pytest.raises(FileNotFoundError, match=re.escape(repr(str(pkl)))):
         load_policy(str(path), None)
+
+
+def test_baseline_noise_is_fresh_after_unseeded_resets():
+    """reset(seed=None) continues the env's stream: the ORCA noise must not repeat either."""
+    from orca_env.baselines import OrcaPolicy as Baseline
+
+    env = orca_env.parallel_env("configs/crowdnav_circle.yaml")
+    pol = Baseline(noise=0.5)
+
+    def first_actions(seed):
+        obs, _ = env.reset(seed=seed)
+        return np.stack(list(pol(obs, env).values()))
+
+    a0 = first_actions(7)
+    a1 = first_actions(None)
+    a2 = first_actions(7)
+    assert not np.array_equal(a0, a1)
+    np.testing.assert_array_equal(a0, a2)
