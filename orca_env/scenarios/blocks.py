@@ -42,7 +42,7 @@ class Blocks(Scenario):
                           max_neighbors=10, time_horizon=5.0, time_horizon_obst=5.0)
     MAX_STEPS = 3000
     OBS_DEFAULTS = dict(num_agents=6, num_obstacles=4, range=15.0)
-    DEFAULT_GROUPS = [dict(population="learned", count=4, on_goal="stay"),
+    DEFAULT_GROUPS = [dict(population="learned", count=4, on_goal="stop"),
                       dict(population="orca", count=96, on_goal="stop")]
     HAS_OBSTACLES = True
 

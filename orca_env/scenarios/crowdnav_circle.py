@@ -45,7 +45,7 @@ class CrowdNavCircle(Scenario):
                 s = np.tile([0.0, -r], (b, 1))
                 return s, -s
             ang = rng.random(b) * 2.0 * np.pi
-            noise = (rng.random((b, 2)) - 0.5) * 1.0
+            noise = rng.random((b, 2)) - 0.5  # CrowdNav: (U - 0.5) * v_pref, with v_pref = 1
             s = r * np.stack([np.cos(ang), np.sin(ang)], axis=1) + noise
             return s, -s
 
