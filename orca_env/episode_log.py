@@ -12,16 +12,17 @@ pref_velocities     ``(T+1, n, 2)`` m/s, the preferred velocities given to the c
                     ``t = 0``)
 goals, targets      ``(T+1, n, 2)`` metres: goals (they change with ``on_goal: new_goal``) and
                     guidance waypoints (equal to the goals without guidance)
-statuses            ``(T+1, n)`` int8, index into ``orca_env.render.STATUSES`` (active,
+statuses            ``(T+1, n)`` int8, index into ``orca_env.env.STATUSES`` (active,
                     at_goal, collided, deadlocked, timed_out)
 active              ``(T+1, n)`` bool, the agent is in the simulation
 times               ``(T+1,)`` float64, simulated seconds
 ==================  ======================================================================
 
 plus the static scene (radii, populations, max speeds, obstacle polygons, boundary), the resolved
-env config, the seed and the policy name (``meta``, a JSON string). Learned slots take their
-status from the env's infos; crowd slots are ``at_goal`` within the scenario's goal tolerance
-(or after leaving at their goal) and ``deadlocked`` when stalled by the env's stall rule. Floats
+env config, the seed and the policy name (``meta``, a JSON string). The statuses are the env's
+own (``env.render_data()["statuses"]``): a learned slot keeps its last reported status after it
+leaves; a crowd slot is ``at_goal`` once it reached a final goal and ``deadlocked`` while
+stalled. Floats
 are stored as float32 by default (millimetre precision at 1 km; ``dtype=np.float64`` keeps the
 bits) and the file is zip-compressed, so a 100-agent, 300-step episode takes about 1 MB.
 
@@ -39,102 +40,40 @@ from typing import Any
 
 import numpy as np
 
-from .render import STATUSES
-
-__all__ = ["StatusTracker", "snapshot", "EpisodeRecorder", "EpisodeLog", "load_log", "replay",
+__all__ = ["snapshot", "EpisodeRecorder", "EpisodeLog", "load_log", "replay",
            "LOG_FORMAT"]
 
 #: Format tag written into every log; bumped when the layout changes.
 LOG_FORMAT = "orca-env-episode-log/1"
-_AT_GOAL, _COLLIDED, _DEADLOCKED = STATUSES.index("at_goal"), STATUSES.index("collided"), \
-    STATUSES.index("deadlocked")
 _PER_STEP = ("positions", "velocities", "pref_velocities", "goals", "targets")
 
 
-class StatusTracker:
-    """Per-slot statuses of a running env, from its infos and its public state.
-
-    Learned slots (``agent_k`` is the ``k``-th slot whose population is learned) keep the last
-    status the env reported in ``infos``, so an agent that left keeps ``at_goal`` or
-    ``collided``. Crowd slots have no infos; they are ``at_goal`` within
-    ``scenario.goal_tolerance`` of their goal or once they left the simulation (crowd agents only
-    leave at their goal), and ``deadlocked`` when slower than ``stall.speed_fraction`` of their
-    max speed for ``stall.window`` steps away from their goal (the env's stall rule).
-
-    Args:
-        env: An ``OrcaEnv`` right after ``reset``.
-    """
-
-    def __init__(self, env: Any) -> None:
-        data = env.render_data()
-        pops = np.asarray(data["populations"])
-        self._learned = np.flatnonzero(pops == 0)
-        self._crowd = pops != 0
-        self._slot = {a: int(s) for a, s in zip(env.possible_agents, self._learned, strict=True)}
-        self._tol = np.asarray(env.scenario.goal_tolerance(data["radii"]), dtype=np.float64)
-        self._max_speed = np.asarray(env.sim.max_speeds, dtype=np.float64).copy()
-        self._stall_cfg = env.config.stall
-        self._slow = np.zeros(pops.size, dtype=np.int64)
-        self.statuses = np.zeros(pops.size, dtype=np.int8)
-
-    @property
-    def learned_slots(self) -> np.ndarray:
-        """``(L,)`` int64 slot of ``agent_0 .. agent_{L-1}``."""
-        return self._learned
-
-    def slot(self, agent: str) -> int:
-        """Slot index of the learned agent named ``agent``."""
-        return self._slot[agent]
-
-    def update(self, env: Any, infos: dict, data: dict | None = None) -> np.ndarray:
-        """Statuses ``(n,)`` int8 after a step that returned ``infos``.
-
-        ``data`` is ``env.render_data()`` of the current state, if the caller has it already.
-        """
-        sim = env.sim
-        pos = sim.positions
-        active = np.asarray(sim.active, dtype=bool)
-        goals = (env.render_data() if data is None else data)["goals"]
-        near = np.hypot(*(np.asarray(goals) - pos).T) <= self._tol
-        vel = sim.velocities
-        speed = np.hypot(vel[:, 0], vel[:, 1])
-        slow = active & ~near & (speed < self._stall_cfg.speed_fraction * self._max_speed)
-        self._slow = np.where(slow, self._slow + 1, 0)
-        crowd = self._crowd
-        st = self.statuses
-        st[crowd] = 0
-        st[crowd & (near | ~active)] = _AT_GOAL
-        st[crowd & (self._slow >= self._stall_cfg.window)] = _DEADLOCKED
-        for a, info in infos.items():
-            st[self._slot[a]] = STATUSES.index(info["status"])
-        return st
-
-
-def snapshot(env: Any, statuses: np.ndarray | None = None, step: int | None = None,
-             debug_agent: int | None = None, title: str | None = None,
-             data: dict | None = None) -> dict:
+def snapshot(env: Any, step: int | None = None, debug_agent: int | None = None,
+             title: str | None = None, data: dict | None = None) -> dict:
     """The render-data dict of the env's current state (see :mod:`orca_env.render`).
 
-    ``env.render_data()`` plus the preferred velocities, max speeds, statuses, step and, with
+    ``env.render_data()`` (positions, velocities, preferred velocities, max speeds, statuses as
+    the env keeps them per slot, ...) plus, optionally, the step, a title and, with
     ``debug_agent``, that agent's ORCA lines of the last step (``env.sim.orca_lines``).
     ``data`` is ``env.render_data()`` of the current state, if the caller has it already (it is
     completed in place).
+
+    Raises:
+        ValueError: If ``debug_agent`` is not a slot of the env.
     """
     if data is None:
         data = env.render_data()
-    sim = env.sim
-    data["pref_velocities"] = np.asarray(sim.pref_velocities, dtype=np.float64).copy()
-    data["max_speeds"] = np.asarray(sim.max_speeds, dtype=np.float64).copy()
     n = data["positions"].shape[0]
-    data["statuses"] = (np.zeros(n, dtype=np.int8) if statuses is None
-                        else np.asarray(statuses, dtype=np.int8).copy())
     if step is not None:
         data["step"] = int(step)
     if title is not None:
         data["title"] = title
-    if debug_agent is not None and 0 <= debug_agent < n:
+    if debug_agent is not None:
+        if not 0 <= debug_agent < n:
+            raise ValueError(f"debug_agent {debug_agent!r} is not a slot of the env "
+                             f"(0 .. {n - 1})")
         data["selected"] = int(debug_agent)
-        data["orca_lines"] = np.asarray(sim.orca_lines(int(debug_agent)), dtype=np.float64)
+        data["orca_lines"] = np.asarray(env.sim.orca_lines(int(debug_agent)), dtype=np.float64)
     return data
 
 

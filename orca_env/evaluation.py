@@ -24,8 +24,10 @@ episode with the episode's seed (for any randomness of its own), and ``name``. B
 actions in the box, seeded per episode). Anything else is a dotted path
 ``package.module:attribute`` (or ``package.module.attribute``) to a policy; with ``model`` the
 attribute is a *loader* ``loader(model_path: str, env) -> policy`` (the saved-model loaders in
-``policies/`` follow this interface). A spec that is an existing file (``run/model.zip``) is a
-model for the default loader :data:`DEFAULT_LOADER`.
+``policies/`` follow this interface). A spec that is an existing file or folder
+(``run/model.zip``, ``run/``) is a model for the default loader :data:`DEFAULT_LOADER`; the
+built-in names come first, so a folder called ``orca`` or ``random`` never shadows them (pass
+``./orca`` for such a folder).
 
 Metrics
 -------
@@ -33,9 +35,14 @@ Per episode, over the learned agents (``agent_0 ..``); see :data:`METRICS` for u
 exact definitions. Outcomes are final statuses: ``success`` (at_goal), ``timeout`` (timed_out)
 and ``deadlock`` (truncated as deadlocked) are exclusive; ``collision`` counts an agent that
 collided at least once (with ``on_collision: continue`` it may still succeed), split into
-agent-agent and agent-obstacle (an agent can have both). Aggregates are means over episodes of
-the per-episode values, with the half-width of a Student-t 95% confidence interval; metrics that
-are undefined in an episode (``time_to_goal`` without a success, ``makespan`` unless every
+agent-agent and agent-obstacle (an agent can have both). ``time_to_goal`` and ``path_ratio``
+average over the agents that reached their goal only, so they are survivor-biased: compare them
+between policies only when the success rates are similar.
+
+Aggregates are means over episodes of the per-episode values with a 95% confidence interval
+``[ci95_low, ci95_high]`` (see :func:`aggregate`): Wilson score for the 0/1 metric
+``all_success``, Student-t clipped to [0, 1] for the fractions, Student-t otherwise. Metrics
+that are undefined in an episode (``time_to_goal`` without a success, ``makespan`` unless every
 learned agent succeeded) are left out of their mean, and ``n`` says how many episodes count.
 """
 
@@ -57,12 +64,12 @@ import numpy as np
 
 from . import __version__
 from .baselines import OrcaPolicy, RandomPolicy
-from .episode_log import EpisodeRecorder, StatusTracker, snapshot
+from .episode_log import EpisodeRecorder, snapshot
 
 __all__ = ["EVAL_SEED_BASE", "EVAL_SEEDS", "METRICS", "DEFAULT_LOADER", "Policy", "OrcaPolicy",
            "RandomPolicy", "eval_seeds", "is_eval_seed", "resolve_policy", "run_episode",
-           "aggregate", "evaluate", "report_json", "report_hash", "write_csv", "format_table",
-           "plot_trajectories", "REPORT_FORMAT"]
+           "aggregate", "wilson95", "format_ci", "evaluate", "report_json", "report_hash",
+           "write_csv", "format_table", "plot_trajectories", "REPORT_FORMAT"]
 
 #: First evaluation seed; episode k uses EVAL_SEED_BASE + k.
 EVAL_SEED_BASE = 10_000
@@ -87,13 +94,16 @@ METRICS: dict[str, tuple[str, str]] = {
     "timeout_rate": ("fraction", "learned agents whose final status is timed_out"),
     "deadlock_rate": ("fraction", "learned agents whose final status is deadlocked"),
     "all_success": ("0/1", "every learned agent reached its goal"),
-    "time_to_goal": ("s", "mean time at which successful agents reached their goal"),
+    "time_to_goal": ("s", "mean time at which successful agents reached their goal (averaged "
+                          "over the agents that reached it only: survivor-biased when success "
+                          "rates differ)"),
     "makespan": ("s", "time at which the last learned agent reached its goal (only when all "
                       "succeed)"),
     "path_ratio": ("ratio", "successful agents: distance travelled / initial distance to goal "
                             "(straight line, or roadmap path length with guidance); can be "
                             "slightly below 1 since the goal counts as reached within a "
-                            "tolerance"),
+                            "tolerance; averaged over the agents that reached their goal only "
+                            "(survivor-biased when success rates differ)"),
     "min_separation": ("m", "smallest clearance (distance minus radii) from a learned agent to "
                             "any agent or obstacle within its observation range, over the "
                             "episode"),
@@ -104,6 +114,8 @@ METRICS: dict[str, tuple[str, str]] = {
     "episode_return": ("reward", "mean over learned agents of the summed reward"),
     "episode_steps": ("steps", "steps until the episode ended"),
 }
+
+_Z95 = 1.959963984540054
 
 # Two-sided 95% Student-t quantiles, df = 1 .. 30.
 _T95 = (12.706204736, 4.302652730, 3.182446305, 2.776445105, 2.570581836, 2.446911851,
@@ -137,7 +149,7 @@ def t95(df: int) -> float:
     if df <= 30:
         return _T95[df - 1]
     # Cornish-Fisher expansion around the normal quantile; error < 1e-5 for df > 30.
-    z = 1.959963984540054
+    z = _Z95
     return (z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
             + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3))
 
@@ -177,13 +189,15 @@ def resolve_policy(spec: Any, model: str | os.PathLike | None = None,
     Returns:
         The policy and a name for the report (the spec, or the model's file name).
     """
-    if isinstance(spec, str) and model is None and (os.path.isfile(spec) or os.path.isdir(spec)):
-        # A model file or a run folder (model.zip + normaliser), for the default loader.
-        spec, model = DEFAULT_LOADER, spec
+    # The built-in names first: a folder called "orca" or "random" in the cwd (train.py writes
+    # runs/<x>/eval/orca/) must not shadow them.
     if spec == "orca" and model is None:
         return OrcaPolicy(), "orca"
     if spec == "random" and model is None:
         return RandomPolicy(), "random"
+    if isinstance(spec, str) and model is None and (os.path.isfile(spec) or os.path.isdir(spec)):
+        # A model file or a run folder (model.zip + normaliser), for the default loader.
+        spec, model = DEFAULT_LOADER, spec
     name = spec if isinstance(spec, str) else getattr(spec, "name", None) or \
         getattr(spec, "__name__", type(spec).__name__)
     obj = _import_object(spec) if isinstance(spec, str) else spec
@@ -215,18 +229,28 @@ def run_episode(env: Any, policy: Policy, seed: int, *, recorder: EpisodeRecorde
         env: An ``OrcaEnv``.
         policy: ``policy(observations, env) -> actions``; its ``reset(seed)`` is called first.
         seed: Reset seed.
-        recorder: Receives a snapshot of every state (for logs, videos and plots).
+        recorder: Receives a snapshot of every state (for logs, videos and plots); the
+            statuses in it are the env's own (``env.render_data()["statuses"]``).
         debug_agent: Slot whose ORCA lines go into the snapshots.
 
     Returns:
         ``{"seed": seed, <metric>: value, ...}`` with the keys of :data:`METRICS`; undefined
         values are ``None``.
+
+    Raises:
+        ValueError: If ``debug_agent`` is not a slot of the env.
     """
     obs, infos = env.reset(seed=seed)
     if hasattr(policy, "reset"):
         policy.reset(seed)
-    tracker = StatusTracker(env)
-    slots = tracker.learned_slots
+    data = env.render_data()
+    # agent_k is the k-th learned slot (population 0), as in the env.
+    slots = np.flatnonzero(np.asarray(data["populations"]) == 0)
+    n_slots = int(np.asarray(data["populations"]).shape[0])
+    if debug_agent is not None and not (isinstance(debug_agent, (int, np.integer))
+                                        and 0 <= debug_agent < n_slots):
+        raise ValueError(f"debug_agent {debug_agent!r} is not a slot of the env: expected an "
+                         f"integer in 0 .. {n_slots - 1}")
     n_l = slots.size
     dt = float(env.time_step)
     d0 = np.array([infos[a]["distance_to_goal"] for a in env.possible_agents])
@@ -240,7 +264,7 @@ def run_episode(env: Any, policy: Policy, seed: int, *, recorder: EpisodeRecorde
     inter_sum, lp3_sum, agent_steps = 0.0, 0, 0
     index = {a: k for k, a in enumerate(env.possible_agents)}
     if recorder is not None:
-        recorder.add(snapshot(env, tracker.statuses, 0, debug_agent))
+        recorder.add(snapshot(env, 0, debug_agent, data=data))
     steps = 0
     prev = env.sim.positions[slots].copy()
     while env.agents:
@@ -269,9 +293,7 @@ def run_episode(env: Any, policy: Policy, seed: int, *, recorder: EpisodeRecorde
             agent_steps += 1
         prev = pos.copy()
         if recorder is not None:
-            data = env.render_data()
-            tracker.update(env, infos, data)
-            recorder.add(snapshot(env, tracker.statuses, steps, debug_agent, data=data))
+            recorder.add(snapshot(env, steps, debug_agent))
     success = np.array([s == "at_goal" for s in final])
     ok = np.flatnonzero(success)
     collided = hit_agent | hit_obst
@@ -298,26 +320,75 @@ def run_episode(env: Any, policy: Policy, seed: int, *, recorder: EpisodeRecorde
 
 
 # -- aggregation and output --------------------------------------------------------------------
-def aggregate(episodes: Sequence[dict]) -> dict:
-    """``{metric: {"mean", "ci95", "n"}}`` over the episodes' defined values.
+def wilson95(successes: float, n: int) -> tuple[float, float]:
+    """The 95% Wilson score interval ``(low, high)`` of a proportion ``successes / n``.
 
-    ``ci95`` is the half-width of the Student-t 95% interval of the mean (``None`` with fewer
-    than two values); ``mean`` is ``None`` when no episode defines the metric.
+    Unlike the Student-t interval it stays in [0, 1] and has a positive width when every trial
+    agrees (20 successes out of 20 give about [0.84, 1]).
+    """
+    p = successes / n
+    z2 = _Z95 * _Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = _Z95 / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def aggregate(episodes: Sequence[dict]) -> dict:
+    """``{metric: {"mean", "ci95_low", "ci95_high", "ci95", "ci_method", "n"}}``.
+
+    Over the episodes' defined values: ``mean`` is their mean (``None`` when no episode defines
+    the metric) and ``[ci95_low, ci95_high]`` a 95% confidence interval of it, by
+    ``ci_method``:
+
+    * ``wilson`` for the 0/1 metric (``all_success``): the Wilson score interval of the
+      proportion of episodes (defined from one episode on; never zero width, never outside
+      [0, 1]);
+    * ``t_clipped`` for the fractions (unit ``fraction``): the Student-t interval of the mean,
+      clipped to [0, 1] (zero width when every episode has the same value: the episodes agreed,
+      the rate is not known exactly);
+    * ``t`` for the rest: the Student-t interval, ``mean +- ci95``.
+
+    ``ci95`` is half the interval's width, ``(ci95_high - ci95_low) / 2``; the interval is
+    centred on the mean only for ``t``, so read the bounds for the others. Intervals from
+    Student-t need two values (``None`` otherwise).
     """
     out = {}
-    for key in METRICS:
+    for key, (unit, _) in METRICS.items():
         vals = [float(e[key]) for e in episodes if e.get(key) is not None]
         n = len(vals)
+        method = "wilson" if unit == "0/1" else "t_clipped" if unit == "fraction" else "t"
+        row = {"mean": None, "ci95_low": None, "ci95_high": None, "ci95": None,
+               "ci_method": method, "n": n}
+        out[key] = row
         if n == 0:
-            out[key] = {"mean": None, "ci95": None, "n": 0}
             continue
         mean = math.fsum(vals) / n
-        ci = None
-        if n > 1:
+        row["mean"] = mean
+        if method == "wilson":
+            lo, hi = wilson95(math.fsum(vals), n)
+        elif n > 1:
             var = math.fsum((v - mean) ** 2 for v in vals) / (n - 1)
-            ci = t95(n - 1) * math.sqrt(var / n)
-        out[key] = {"mean": mean, "ci95": ci, "n": n}
+            half = t95(n - 1) * math.sqrt(var / n)
+            lo, hi = mean - half, mean + half
+            if method == "t_clipped":
+                lo, hi = max(0.0, lo), min(1.0, hi)
+        else:
+            continue
+        row["ci95_low"], row["ci95_high"] = lo, hi
+        row["ci95"] = (hi - lo) / 2
     return out
+
+
+def format_ci(a: dict, digits: int = 3) -> str:
+    """An aggregate's 95% interval as text.
+
+    ``[low, high]`` for bounded metrics, ``+-half`` for ``t`` ones, ``-`` when undefined.
+    """
+    if a["ci95_low"] is None:
+        return "-"
+    if a["ci_method"] == "t":
+        return f"+-{a['ci95']:.{digits}g}"
+    return f"[{a['ci95_low']:.{digits}g}, {a['ci95_high']:.{digits}g}]"
 
 
 def report_json(report: dict) -> str:
@@ -344,7 +415,7 @@ def write_csv(episodes: Sequence[dict], path: str | os.PathLike) -> None:
 
 
 def format_table(report: dict) -> str:
-    """A plain-text table of the aggregate metrics."""
+    """A plain-text table of the aggregate metrics (the CI column as :func:`format_ci`)."""
     agg = report["aggregate"]
     head = (f"policy {report['policy']}  scenario {report['config']['scenario']}  "
             f"episodes {report['num_episodes']}  seeds {report['seeds'][0]}.."
@@ -353,8 +424,7 @@ def format_table(report: dict) -> str:
     for key, (unit, _) in METRICS.items():
         a = agg[key]
         mean = "-" if a["mean"] is None else f"{a['mean']:.4g}"
-        ci = "-" if a["ci95"] is None else f"+-{a['ci95']:.3g}"
-        rows.append((key, mean, ci, str(a["n"]), unit))
+        rows.append((key, mean, format_ci(a), str(a["n"]), unit))
     widths = [max(len(r[c]) for r in rows) for c in range(5)]
     lines = [head]
     for j, r in enumerate(rows):
@@ -362,6 +432,8 @@ def format_table(report: dict) -> str:
                                for c, (s, w) in enumerate(zip(r, widths, strict=True))).rstrip())
         if j == 0:
             lines.append("  ".join("-" * w for w in widths))
+    lines.append("95% CI: [low, high] for rates (Wilson score for 0/1, Student-t clipped to [0, 1] "
+                 "for fractions), +- Student-t half-width otherwise")
     return "\n".join(lines)
 
 
@@ -370,12 +442,10 @@ def plot_trajectories(logs: Sequence[Any], path: str | os.PathLike, titles: Sequ
     """Plot episode logs into a PNG, one panel per episode.
 
     Each panel shows the obstacles, the paths coloured by population, the starts (dots), the
-    learned agents' goals (crosses) and where they collided (red x). Uses matplotlib's Agg
-    backend (no display); returns the path.
+    learned agents' goals (crosses) and where they collided (red x). Draws on a bare
+    ``matplotlib.figure.Figure`` (no pyplot, no display, the global backend untouched); returns
+    the path.
     """
-    import matplotlib  # noqa: PLC0415
-
-    matplotlib.use("Agg", force=False)
     from matplotlib.figure import Figure  # noqa: PLC0415
     from matplotlib.patches import Polygon  # noqa: PLC0415
 
@@ -478,7 +548,8 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
         videos: Write a video of each of the first ``videos`` episodes (needs ``out_dir``).
         trajectories: Plot the first ``trajectories`` episodes into ``trajectories.png``.
         logs: Write an episode log of each of the first ``logs`` episodes (-1: all).
-        debug_agent: Slot whose ORCA half-planes the videos and logs show.
+        debug_agent: Slot whose ORCA half-planes the videos and logs show (checked against the
+            env's slots even when nothing is recorded).
         video_size: Long side of the video frames, pixels.
         video_format: ``mp4`` or ``gif``.
         progress: Print progress to stderr.
@@ -489,9 +560,21 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
         ``env`` (time step, step limit and agent counts after scenario defaults), ``seeds``,
         ``num_episodes``, ``metrics`` (unit and definition of each), ``aggregate`` and
         ``episodes``. It holds nothing that depends on the host or the time.
+
+    Raises:
+        ValueError: On a bad argument (the message names it): a negative ``videos`` or
+            ``trajectories``, ``logs`` below -1, a ``debug_agent`` that is not a slot, a seed
+            outside the evaluation seeds, an unknown video format, or an unusable policy.
     """
     from .env import OrcaEnv  # noqa: PLC0415
 
+    for arg, value, least in (("videos", videos, 0), ("trajectories", trajectories, 0),
+                              ("logs", logs, -1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+            raise ValueError(f"{arg} must be an integer >= {least}"
+                             f"{' (-1: all)' if least < 0 else ''}, got {value!r}")
+    if video_format not in ("mp4", "gif"):
+        raise ValueError(f"video_format must be 'mp4' or 'gif', got {video_format!r}")
     kwargs = dict(overrides or {})
     kwargs["render_mode"] = None
     env = OrcaEnv(config, **kwargs)
@@ -516,8 +599,7 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
         if k < n_rec:
             rec = EpisodeRecorder(cfg, seed, name, dtype=log_dtype,
                                   extra={"render_fps": fps, "title": f"{name}  seed {seed}"})
-        row = run_episode(env, pol, seed, recorder=rec,
-                          debug_agent=debug_agent if rec is not None else None)
+        row = run_episode(env, pol, seed, recorder=rec, debug_agent=debug_agent)
         rows.append(row)
         if rec is not None:
             log = rec.to_log()

@@ -5,7 +5,7 @@ import os
 import numpy as np
 
 from orca_env.env import OrcaEnv
-from orca_env.episode_log import EpisodeRecorder, StatusTracker, load_log, replay, snapshot
+from orca_env.episode_log import EpisodeRecorder, load_log, replay, snapshot
 from orca_env.evaluate import main
 from orca_env.render import STATUSES, Renderer
 
@@ -18,13 +18,12 @@ def _record(config, seed, dtype, max_steps=None, debug_agent=None):
     """Run ORCA, keep the env's own positions and live frames next to the recorder."""
     env = OrcaEnv(config, **({"max_steps": max_steps} if max_steps else {}))
     env.reset(seed=seed)
-    tracker = StatusTracker(env)
     rec = EpisodeRecorder(env.config.to_dict(), seed, "orca", dtype=dtype)
     live = Renderer("rgb_array", size=240)
     truth_pos, truth_pref, frames = [], [], []
 
     def keep(step):
-        data = snapshot(env, tracker.statuses, step, debug_agent)
+        data = snapshot(env, step, debug_agent)
         rec.add(data)
         truth_pos.append(env.sim.positions.copy())
         truth_pref.append(env.sim.pref_velocities.copy())
@@ -33,9 +32,8 @@ def _record(config, seed, dtype, max_steps=None, debug_agent=None):
     keep(0)
     step = 0
     while env.agents:
-        _, _, _, _, infos = env.step(env.heuristic_actions())
+        env.step(env.heuristic_actions())
         step += 1
-        tracker.update(env, infos)
         keep(step)
     return env, rec, np.array(truth_pos), np.array(truth_pref), frames
 
@@ -94,3 +92,34 @@ def test_orca_env_console_script_entry(tmp_path, capsys):
     assert cli_main(["eval", CROWDNAV, "--episodes", "1", "--quiet", "--print-hash"]) == 0
     digest = capsys.readouterr().out.strip()
     assert len(digest) == 64
+
+
+def test_logged_statuses_are_the_envs_own(tmp_path):
+    """Logs carry env.render_data()["statuses"], including a parked crowd agent that was pushed
+    off its goal (still at_goal for the env; a re-derivation from positions got it wrong)."""
+    from orca_env.baselines import RandomPolicy
+    from orca_env.evaluation import evaluate
+
+    cfg = {"scenario": "crowdnav_square_v0", "max_steps": 60,
+           "groups": [{"population": "learned", "count": 2, "on_goal": "stop"},
+                      {"population": "orca", "count": 5, "on_goal": "stay"}]}
+    evaluate(cfg, "random", episodes=1, out_dir=str(tmp_path), logs=1)
+    log = load_log(tmp_path / "logs" / "episode_10000.npz")
+    env = OrcaEnv(cfg)
+    obs, _ = env.reset(seed=10_000)
+    pol = RandomPolicy()
+    if hasattr(pol, "reset"):  # as run_episode does
+        pol.reset(10_000)
+    truth = [env.render_data()["statuses"]]
+    while env.agents:
+        obs, *_ = env.step(pol(obs, env))
+        truth.append(env.render_data()["statuses"])
+    np.testing.assert_array_equal(log.arrays["statuses"], np.array(truth))
+    # The case a position-based re-derivation misses: an active crowd agent at_goal while
+    # farther from its goal than the goal tolerance.
+    tol = np.asarray(env.scenario.goal_tolerance(log.static["radii"]))
+    far = np.hypot(*np.moveaxis(log.arrays["goals"] - log.positions, -1, 0)) > tol + 1e-3
+    crowd = log.static["populations"] != 0
+    pushed = (log.arrays["statuses"] == STATUSES.index("at_goal")) & far & crowd \
+        & log.arrays["active"]
+    assert pushed.any()

@@ -22,6 +22,7 @@ from orca_env.evaluation import (
     report_json,
     resolve_policy,
     t95,
+    wilson95,
 )
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -52,13 +53,63 @@ def test_t_quantiles():
 
 def test_aggregate_mean_and_ci():
     eps = [dict.fromkeys(METRICS, None) for _ in range(4)]
-    for e, v in zip(eps, (1.0, 0.0, 1.0, 1.0), strict=True):
+    for e, v in zip(eps, (1.0, 0.5, 1.0, 1.0), strict=True):
         e["success_rate"] = v
     agg = aggregate(eps)
-    assert agg["success_rate"]["mean"] == 0.75 and agg["success_rate"]["n"] == 4
-    sd = np.std([1, 0, 1, 1], ddof=1)
-    assert agg["success_rate"]["ci95"] == pytest.approx(t95(3) * sd / 2)
-    assert agg["makespan"] == {"mean": None, "ci95": None, "n": 0}
+    a = agg["success_rate"]
+    assert a["mean"] == 0.875 and a["n"] == 4 and a["ci_method"] == "t_clipped"
+    half = t95(3) * np.std([1, 0.5, 1, 1], ddof=1) / 2
+    # The t interval would reach above 1: clipped to [0, 1]; ci95 is half the clipped width.
+    assert 0.875 + half > 1.0 and 0.875 - half > 0.0
+    assert a["ci95_low"] == pytest.approx(0.875 - half) and a["ci95_high"] == 1.0
+    assert a["ci95"] == pytest.approx((1.0 - (0.875 - half)) / 2)
+    assert agg["makespan"] == {"mean": None, "ci95_low": None, "ci95_high": None, "ci95": None,
+                               "ci_method": "t", "n": 0}
+
+
+def test_ci_of_rates_stays_in_the_unit_interval_and_is_wilson_for_all_success():
+    eps = [dict.fromkeys(METRICS, None) for _ in range(20)]
+    for k, e in enumerate(eps):
+        e["all_success"] = 1.0
+        e["collision_rate"] = 0.0 if k else 0.25
+        e["time_to_goal"] = 10.0 + k
+    agg = aggregate(eps)
+    w = agg["all_success"]
+    # All 20 episodes succeed: Wilson gives [20 / (20 + z^2), 1], not a zero-width interval.
+    z2 = 1.959963984540054 ** 2
+    assert w["ci_method"] == "wilson" and w["mean"] == 1.0
+    assert w["ci95_low"] == pytest.approx(20 / (20 + z2)) and w["ci95_high"] == pytest.approx(1)
+    assert 0.8 < w["ci95_low"] < 0.85 and w["ci95"] > 0.07
+    assert wilson95(0, 20) == pytest.approx((0.0, z2 / (20 + z2)))
+    lo, hi = wilson95(10, 20)
+    assert lo == pytest.approx(0.2993, abs=1e-4) and hi == pytest.approx(0.7007, abs=1e-4)
+    # One episode: Wilson is defined, Student-t is not.
+    one = aggregate(eps[:1])
+    assert one["all_success"]["ci95_low"] is not None and one["time_to_goal"]["ci95"] is None
+    c = agg["collision_rate"]
+    assert c["ci_method"] == "t_clipped" and c["ci95_low"] == 0.0 and 0 < c["ci95_high"] < 1
+    t = agg["time_to_goal"]
+    half = t95(19) * np.std(10.0 + np.arange(20), ddof=1) / np.sqrt(20)
+    assert t["ci_method"] == "t" and t["ci95"] == pytest.approx(half)
+    assert t["ci95_low"] == pytest.approx(19.5 - half) and t["ci95_high"] == pytest.approx(
+        19.5 + half)
+    for a in agg.values():
+        if a["ci95_low"] is not None:
+            assert a["ci95"] == pytest.approx((a["ci95_high"] - a["ci95_low"]) / 2)
+    # The table shows [low, high] for the rates and +- half-width for the rest.
+    rep = {"policy": "p", "config": {"scenario": "s"}, "num_episodes": 20,
+           "seeds": list(range(10_000, 10_020)), "aggregate": agg}
+    table = format_table(rep)
+    row = {ln.split()[0]: ln for ln in table.splitlines()[3:] if ln.split()}
+    assert "[0.839, 1]" in row["all_success"] and "+-" not in row["all_success"]
+    assert "[0, " in row["collision_rate"]
+    assert f"+-{half:.3g}" in row["time_to_goal"]
+    assert "Wilson" in table
+
+
+def test_survivor_bias_is_documented():
+    for key in ("time_to_goal", "path_ratio"):
+        assert "survivor-biased" in METRICS[key][1]
 
 
 @pytest.mark.parametrize("config,episodes,min_success", [(CROWDNAV, 4, 0.75),
@@ -172,3 +223,71 @@ def test_outputs_csv_json_png_video_logs(tmp_path):
     assert n_frames == rep["episodes"][0]["episode_steps"] + 1
     png = iio.imread(out / "trajectories.png")
     assert png.ndim == 3 and png.shape[0] > 100
+
+
+def test_builtin_names_win_over_folders_in_the_cwd(tmp_path, monkeypatch):
+    from orca_env.evaluation import OrcaPolicy, RandomPolicy
+
+    # train.py writes runs/<x>/eval/orca/: evaluating from there must still mean the built-in.
+    (tmp_path / "orca").mkdir()
+    (tmp_path / "random").mkdir()
+    monkeypatch.chdir(tmp_path)
+    pol, name = resolve_policy("orca")
+    assert isinstance(pol, OrcaPolicy) and name == "orca"
+    pol, name = resolve_policy("random")
+    assert isinstance(pol, RandomPolicy) and name == "random"
+    # The folder is still reachable by a path that is not a bare built-in name.
+    with pytest.raises(FileNotFoundError, match="model.zip"):
+        resolve_policy("./orca")
+
+
+def test_plot_trajectories_leaves_the_matplotlib_backend_alone(tmp_path):
+    import matplotlib
+
+    from orca_env.episode_log import load_log
+    from orca_env.evaluation import plot_trajectories
+
+    evaluate(CROWDNAV, "orca", episodes=1, out_dir=str(tmp_path), logs=1,
+             overrides={"max_steps": 10})
+    log = load_log(tmp_path / "logs" / "episode_10000.npz")
+    before = matplotlib.rcParams["backend"]
+    try:
+        matplotlib.use("svg")
+        plot_trajectories([log], tmp_path / "t.png")
+        assert matplotlib.get_backend().lower() == "svg"
+    finally:
+        matplotlib.use(before)
+    assert (tmp_path / "t.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"videos": -1}, r"videos must be an integer >= 0, got -1"),
+    ({"trajectories": -2}, r"trajectories must be an integer >= 0, got -2"),
+    ({"logs": -3}, r"logs must be an integer >= -1 \(-1: all\), got -3"),
+    ({"debug_agent": 6}, r"debug_agent 6 is not a slot of the env: expected an integer in "
+                         r"0 \.\. 5"),
+    ({"debug_agent": -1}, r"debug_agent -1 is not a slot"),
+    ({"video_format": "avi"}, r"video_format must be 'mp4' or 'gif', got 'avi'"),
+])
+def test_bad_evaluate_arguments_are_named(tmp_path, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        evaluate(CROWDNAV, "orca", episodes=1, out_dir=str(tmp_path), **kwargs)
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--videos", "-1"], "argument --videos: expected an integer >= 0, got '-1'"),
+    (["--trajectories", "-1"], "argument --trajectories: expected an integer >= 0, got '-1'"),
+    (["--logs", "-2"], "argument --logs: expected a count >= 0 or 'all', got '-2'"),
+    (["--debug-agent", "-1"], "argument --debug-agent: expected an integer >= 0, got '-1'"),
+    (["--debug-agent", "99"], "debug_agent 99 is not a slot of the env"),
+    (["--set", "a=1", "--set", "a.b=2"],
+     "--set 'a.b=2': 'a' was set to 1 by an earlier --set, so it has no key 'b'"),
+    (["--set", "observation..range=2"], "empty part in the key"),
+])
+def test_bad_cli_arguments_exit_with_a_message(tmp_path, capsys, argv, match):
+    from orca_env.evaluate import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", CROWDNAV, "--episodes", "1", "--quiet", "--out", str(tmp_path), *argv])
+    assert exc.value.code == 2
+    assert match in capsys.readouterr().err

@@ -10,7 +10,7 @@ import pytest
 
 from orca_env.env import STATUSES as ENV_STATUSES
 from orca_env.env import OrcaEnv
-from orca_env.episode_log import StatusTracker, snapshot
+from orca_env.episode_log import snapshot
 from orca_env.render import STATUSES, Renderer, VideoWriter, fit_view, frame_size, write_video
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -67,11 +67,9 @@ def test_render_mode_none_never_starts_pygame():
 def test_snapshot_statuses_and_debug_layer():
     env = OrcaEnv(CROWDNAV)
     env.reset(seed=5)
-    tracker = StatusTracker(env)
     for _ in range(4):
-        _, _, _, _, infos = env.step(env.heuristic_actions())
-        tracker.update(env, infos)
-    data = snapshot(env, tracker.statuses, 4, debug_agent=0)
+        env.step(env.heuristic_actions())
+    data = snapshot(env, 4, debug_agent=0)
     n = data["positions"].shape[0]
     assert data["statuses"].shape == (n,) and data["step"] == 4
     assert data["orca_lines"].ndim == 2 and data["orca_lines"].shape[1] == 4
