@@ -40,6 +40,7 @@ returns the lines of the *last* step, which pair with the velocities after that 
 from __future__ import annotations
 
 import os
+import shutil
 import warnings
 from collections.abc import Mapping
 from typing import Any
@@ -497,9 +498,9 @@ class VideoWriter:
 
     The mp4 goes through ``imageio`` with the ffmpeg binary that the ``imageio-ffmpeg`` wheel
     ships (no system ffmpeg, no hard-coded path; ``IMAGEIO_FFMPEG_EXE`` can still point
-    elsewhere). When that fails (package or binary missing, encoder error at open), the frames
-    go to a GIF next to the requested path instead (Pillow, through imageio). A path ending in
-    ``.gif`` asks for the GIF directly.
+    elsewhere). When that fails (package or binary missing, encoder error at open or at the
+    first frame), the frames go to a GIF next to the requested path instead (Pillow, through
+    imageio), with a warning. A path ending in ``.gif`` asks for the GIF directly.
 
     Args:
         path: Output file; ``.mp4`` is appended when there is no extension.
@@ -523,32 +524,52 @@ class VideoWriter:
         self._writer = None
         self.frames_written = 0
 
-    def _open(self) -> None:
+    def _open(self, first: np.ndarray) -> None:
+        """Open the writer and write the ``first`` frame (the mp4 attempt includes both)."""
         import imageio.v2 as iio  # noqa: PLC0415
 
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
         if self.format == "mp4":
+            writer = None
             try:
-                import imageio_ffmpeg  # noqa: F401, PLC0415
+                import imageio_ffmpeg  # noqa: PLC0415
 
+                # imageio starts ffmpeg lazily (at the first frame), so a missing binary (e.g. a
+                # stale IMAGEIO_FFMPEG_EXE) must be found here, and the first frame goes through
+                # inside this try.
+                exe = imageio_ffmpeg.get_ffmpeg_exe()
+                if not (os.path.isfile(exe) or shutil.which(exe)):
+                    raise FileNotFoundError(f"no ffmpeg binary at {exe!r}")
                 # macro_block_size 16 matches frame_size(), so ffmpeg never rescales frames.
-                self._writer = iio.get_writer(self.path, format="FFMPEG", mode="I", fps=self.fps,
-                                              codec="libx264", quality=self.quality,
-                                              pixelformat="yuv420p", macro_block_size=16)
+                writer = iio.get_writer(self.path, format="FFMPEG", mode="I", fps=self.fps,
+                                        codec="libx264", quality=self.quality,
+                                        pixelformat="yuv420p", macro_block_size=16)
+                writer.append_data(first)
+                self._writer = writer
                 return
             except Exception as exc:  # noqa: BLE001  (any ffmpeg failure: fall back to GIF)
+                if writer is not None:
+                    try:
+                        writer.close()
+                    except Exception:  # noqa: BLE001  (already failed; the GIF follows)
+                        pass
+                if os.path.isfile(self.path):
+                    os.remove(self.path)  # a partial mp4 would look like a result
                 warnings.warn(f"mp4 writing failed ({exc!r}); writing a GIF instead",
                               stacklevel=3)
                 self.path = os.path.splitext(self.path)[0] + ".gif"
                 self.format = "gif"
         self._writer = iio.get_writer(self.path, format="GIF", mode="I",
                                       duration=1000.0 / self.fps, loop=0)
+        self._writer.append_data(first)
 
     def append(self, frame: np.ndarray) -> None:
         """Add one ``(H, W, 3)`` uint8 frame (all frames must have the same size)."""
+        frame = np.asarray(frame, dtype=np.uint8)
         if self._writer is None:
-            self._open()
-        self._writer.append_data(np.asarray(frame, dtype=np.uint8))
+            self._open(frame)
+        else:
+            self._writer.append_data(frame)
         self.frames_written += 1
 
     def close(self) -> str:

@@ -161,6 +161,26 @@ def test_gif_fallback_without_ffmpeg(tmp_path, monkeypatch):
     assert len(frames) == 3 and frames[0].shape[:2] == (240, 320)
 
 
+@pytest.mark.parametrize("exe", ["/nonexistent/ffmpeg", "{tmp}/not_ffmpeg"])
+def test_gif_fallback_when_the_ffmpeg_binary_is_missing_or_broken(tmp_path, monkeypatch, exe):
+    """imageio starts ffmpeg only at the first frame: a bad binary must still fall back."""
+    import imageio.v2 as iio
+
+    bad = tmp_path / "not_ffmpeg"
+    bad.write_text("this is not an executable")  # exists, but cannot run
+    monkeypatch.setenv("IMAGEIO_FFMPEG_EXE", exe.format(tmp=tmp_path))
+    w = VideoWriter(tmp_path / "v.mp4", fps=4)
+    with pytest.warns(UserWarning, match="mp4 writing failed .*writing a GIF instead"):
+        w.append(_frames(1)[0])
+    for f in _frames(3)[1:]:
+        w.append(f)
+    path = w.close()
+    assert path == str(tmp_path / "v.gif") and w.format == "gif" and w.frames_written == 3
+    assert not (tmp_path / "v.mp4").exists()
+    frames = iio.mimread(path)
+    assert len(frames) == 3 and frames[0].shape[:2] == (240, 320)
+
+
 def test_renderer_after_close_raises():
     r = Renderer("rgb_array", size=240)
     r.close()
