@@ -31,7 +31,9 @@ Seeding
 -------
 ``seed(s)`` makes copy ``e`` reset with seed ``s + e`` at the next ``reset()``; later auto-resets
 continue each copy's own generator, so a run is a deterministic function of ``s`` (two
-``PPO(seed=s)`` runs give identical weights). ``seed`` returns the per-copy seeds.
+``PPO(seed=s)`` runs give identical weights). ``seed`` returns one seed per entry (its copy's),
+as SB3 expects; ``seed(None)`` draws the base seed from fresh OS entropy, never from
+``np.random``.
 
 Actions are passed to the env unchanged: the env reads them in the frame of the observation
 (goal-aligned by default), so one shared policy acts the same way for every agent.
@@ -78,6 +80,7 @@ class SB3VecEnv(VecEnv):
         self.agents_per_env = len(self.agent_names)
         self.n_copies = len(self.envs)
         self._index = {a: k for k, a in enumerate(self.agent_names)}
+        self._all_k = np.arange(self.agents_per_env, dtype=np.int64)
         obs_space = first.observation_space(self.agent_names[0])
         act_space = first.action_space(self.agent_names[0])
         for a in self.agent_names:
@@ -106,7 +109,7 @@ class SB3VecEnv(VecEnv):
     def _copy_of(self, i: int) -> int:
         return i // self.agents_per_env
 
-    def _start_copy(self, e: int, obs: dict, seed_info: dict | None = None) -> None:
+    def _start_copy(self, e: int, obs: dict) -> None:
         """Fill the entries of copy ``e`` from a reset's observations."""
         base = e * self.agents_per_env
         self.buf_obs[base:base + self.agents_per_env] = 0.0
@@ -125,11 +128,20 @@ class SB3VecEnv(VecEnv):
 
     # -- VecEnv API ------------------------------------------------------------------------
     def seed(self, seed: int | None = None) -> Sequence[int | None]:
-        """Copy ``e`` resets with ``seed + e`` at the next ``reset()``; returns those seeds."""
+        """Copy ``e`` resets with ``seed + e`` at the next ``reset()``.
+
+        Args:
+            seed: Base seed; ``None`` draws one from fresh OS entropy (never from the global
+                ``np.random`` state).
+
+        Returns:
+            One seed per entry (``num_envs`` of them, as SB3's ``VecEnv.seed`` promises): entry
+            ``e * L + k`` gets its copy's seed ``seed + e``.
+        """
         if seed is None:
-            seed = int(np.random.randint(0, np.iinfo(np.uint32).max, dtype=np.uint32))
+            seed = int(np.random.SeedSequence().generate_state(1, dtype=np.uint32)[0])
         self._copy_seeds = [int(seed) + e for e in range(self.n_copies)]
-        return list(self._copy_seeds)
+        return [s for s in self._copy_seeds for _ in range(self.agents_per_env)]
 
     def reset(self) -> np.ndarray:
         """Reset every copy (with the seeds of :meth:`seed`, used once); returns all entries."""
@@ -151,10 +163,15 @@ class SB3VecEnv(VecEnv):
         self._actions = np.asarray(actions)
 
     def step_wait(self) -> VecEnvStepReturn:
-        """Step every copy; see the module docstring for finished agents and auto-reset."""
+        """Step every copy; see the module docstring for finished agents and auto-reset.
+
+        The env's info dicts are handed to SB3 without a copy (the env builds new ones every
+        step); the final step's entries get the terminal keys added to them.
+        """
         t0 = time.perf_counter()
         acts_all = np.asarray(self._actions, dtype=np.float64).reshape(self.num_envs, -1)
         ell = self.agents_per_env
+        index = self._index
         self.buf_rews[:] = 0.0
         self.buf_dones[:] = False
         infos: list[dict] = [{} for _ in range(self.num_envs)]
@@ -162,47 +179,61 @@ class SB3VecEnv(VecEnv):
         for e, env in enumerate(self.envs):
             base = e * ell
             live = list(env.agents)
-            ks = np.array([self._index[a] for a in live], dtype=np.int64)
-            live_steps += len(live)
-            acts = acts_all[base + ks]
-            obs, rews, terms, truncs, env_infos = env.step(dict(zip(live, acts, strict=True)))
-            ended = not env.agents
+            n_live = len(live)
+            live_steps += n_live
+            if n_live == ell:  # everyone live: env.agents is possible_agents, in order
+                ks = self._all_k
+                slots, kidx = slice(base, base + ell), slice(None)
+            else:
+                ks = np.array(list(map(index.__getitem__, live)), dtype=np.int64)
+                slots, kidx = base + ks, ks
+            obs, rews, terms, truncs, env_infos = env.step(
+                dict(zip(live, acts_all[slots], strict=True)))
+            r = np.array(list(map(rews.__getitem__, live)), dtype=np.float64)
+            term = np.array(list(map(terms.__getitem__, live)), dtype=bool)
+            trunc = np.array(list(map(truncs.__getitem__, live)), dtype=bool)
+            self.buf_rews[slots] = r
+            self._ret[e, kidx] += r
+            self._len[e, kidx] += 1
+            fin = term | trunc
+            if n_live:
+                o = np.array(list(map(obs.__getitem__, live)), dtype=np.float32)
+                self.buf_obs[slots] = o
+            if n_live == ell:
+                infos[base:base + ell] = map(env_infos.__getitem__, live)
+            else:
+                for slot, a in zip(slots.tolist(), live, strict=True):
+                    infos[slot] = env_infos[a]
+            last_obs = {}
             finished_now = np.zeros(ell, dtype=bool)
             truncated_now = np.zeros(ell, dtype=bool)
-            last_obs = {}
-            for a in live:
-                k = self._index[a]
-                slot = base + k
-                r = float(rews[a])
-                self.buf_rews[slot] = r
-                self._ret[e, k] += r
-                self._len[e, k] += 1
-                info = dict(env_infos[a])
-                self._status[e][k] = info.get("status", "active")
-                infos[slot] = info
-                if terms[a] or truncs[a]:
-                    self._alive[e, k] = False
-                    finished_now[k] = True
-                    truncated_now[k] = bool(truncs[a]) and not bool(terms[a])
-                    last_obs[k] = obs[a]
-                    self.buf_obs[slot] = 0.0  # absorbing observation from now on
-                else:
-                    self.buf_obs[slot] = obs[a]
-            if ended:
+            if fin.any():
+                ks_fin = ks[fin]
+                self.buf_obs[base + ks_fin] = 0.0  # absorbing observation from now on
+                self._alive[e, ks_fin] = False
+                finished_now[ks_fin] = True
+                truncated_now[ks_fin] = trunc[fin] & ~term[fin]
+                status = self._status[e]
+                for j in np.flatnonzero(fin).tolist():
+                    a, k = live[j], int(ks[j])
+                    # An agent's final status is the one of the step it finished on.
+                    status[k] = env_infos[a].get("status", "active")
+                    last_obs[k] = o[j]
+            if not env.agents:  # the copy's episode ended: every entry is done
+                zeros = np.zeros(self._obs_dim, np.float32)
                 for k in range(ell):
-                    slot = base + k
-                    self.buf_dones[slot] = True
-                    term_obs = last_obs[k] if finished_now[k] else np.zeros(self._obs_dim,
-                                                                              np.float32)
-                    infos[slot]["terminal_observation"] = np.array(term_obs, dtype=np.float32)
-                    infos[slot]["TimeLimit.truncated"] = bool(truncated_now[k])
-                    infos[slot]["agent_episode"] = {"r": float(self._ret[e, k]),
-                                                    "l": int(self._len[e, k]),
-                                                    "status": self._status[e][k]}
+                    info = infos[base + k]
+                    info["terminal_observation"] = np.array(last_obs.get(k, zeros),
+                                                            dtype=np.float32)
+                    info["TimeLimit.truncated"] = bool(truncated_now[k])
+                    info["agent_episode"] = {"r": float(self._ret[e, k]),
+                                             "l": int(self._len[e, k]),
+                                             "status": self._status[e][k]}
+                self.buf_dones[base:base + ell] = True
                 new_obs, new_infos = env.reset()
                 self._start_copy(e, new_obs)
                 for a, inf in new_infos.items():
-                    self.reset_infos[base + self._index[a]] = inf
+                    self.reset_infos[base + index[a]] = inf
         self.buf_infos = infos
         self.entry_steps += self.num_envs
         self.agent_steps += live_steps

@@ -174,7 +174,23 @@ def test_seed_makes_rollouts_reproducible():
     assert np.array_equal(a, b)
     assert not np.array_equal(a, c)
     venv = make_vec_env(CROWDNAV, n_envs=3)
-    assert venv.seed(10) == [10, 11, 12]
+    # One seed per entry, as SB3's VecEnv.seed promises: each entry gets its copy's seed.
+    assert venv.seed(10) == [10, 10, 10, 11, 11, 11, 12, 12, 12]
+    assert len(venv.seed(10)) == venv.num_envs
+
+
+def test_seed_none_never_touches_the_global_rng():
+    venv = make_vec_env(CROWDNAV, n_envs=2)
+    np.random.seed(123)
+    state = np.random.get_state()
+    s1 = venv.seed(None)
+    s2 = venv.seed()
+    after = np.random.get_state()
+    assert after[0] == state[0] and np.array_equal(after[1], state[1]) and after[2] == state[2]
+    assert len(s1) == venv.num_envs == 6
+    assert s1[0] == s1[2] and s1[3] == s1[0] + 1  # copy 1 gets seed + 1
+    assert s1 != s2  # fresh entropy each call
+    assert 0 <= s1[0] < 2**32
 
 
 def _weights(model):
@@ -243,3 +259,28 @@ def test_attr_methods_and_errors():
         SB3VecEnv([])
     with pytest.raises(ValueError, match="n_envs"):
         make_vec_env(CIRCLE, n_envs=0)
+
+
+def test_step_hands_the_envs_info_dicts_through_without_copies():
+    """step_wait passes each live agent's info dict on as is (no per-agent-step copy)."""
+    venv = make_vec_env(CROWDNAV, n_envs=2)
+    venv.seed(1)
+    venv.reset()
+    seen = []
+    for env in venv.envs:
+        step = env.step
+
+        def spy(actions, step=step):
+            out = step(actions)
+            seen.append(out[4])
+            return out
+
+        env.step = spy
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        seen.clear()
+        _, _, dones, infos = venv.step(random_actions(venv, rng))
+        assert not dones.any()
+        for e, env_infos in enumerate(seen):
+            for a, info in env_infos.items():
+                assert infos[e * 3 + venv._index[a]] is info
