@@ -9,14 +9,16 @@ ORCA, and the trained policy without the safety layer. Everything lands in a run
         config.yaml        resolved config (the defaults filled in; what --resume reads)
         command.txt        the command line
         git.txt            commit and whether the tree was dirty
+        name.txt           the config's name (what --resume and --ship call the run)
         model.zip          the final model (load with policies.sb3.load(run_folder))
         vecnormalize.pkl   observation normaliser statistics (when normalize is on)
-        checkpoints/       rl_model_<n>_steps.zip (+ its vecnormalize .pkl)
+        replay_buffer.pkl  SAC's replay buffer (what --resume continues from)
+        checkpoints/       rl_model_<n>_steps.zip (+ its vecnormalize and replay buffer .pkl)
         tb/                TensorBoard logs (when tensorboard is installed)
         train_stats.json   timesteps, wall time, throughput
         eval/              comparison.txt, comparison.json; per policy (trained_safety, orca,
                            trained_no_safety) the suite's metrics.json, episodes.csv;
-                           trained_safety/videos/episode_10000.mp4
+                           trained_safety/logs/episode_10000.npz and videos/episode_10000.mp4
 
 Config (YAML, rl-baselines3-zoo style; unknown keys are errors):
 
@@ -25,7 +27,8 @@ Config (YAML, rl-baselines3-zoo style; unknown keys are errors):
     n_envs:         env copies (VecEnv entries = n_envs * learned agents per copy)
     n_timesteps:    training budget in entry-steps
     seed:           the one seed of the run (torch, numpy, env copies seed + i)
-    normalize:      false, true, or VecNormalize kwargs ({norm_obs: true, norm_reward: false})
+    normalize:      false, true, or VecNormalize kwargs merged into the defaults
+                    {norm_obs: true, norm_reward: false} (unknown keys are errors)
     hyperparams:    passed verbatim to the SB3 algorithm
     policy_kwargs:  plain map; activation_fn by name (tanh, relu, elu, leaky_relu, gelu, silu)
     torch_threads:  torch.set_num_threads
@@ -52,6 +55,7 @@ import shlex
 import subprocess
 import sys
 import time
+import warnings
 from typing import Any
 
 import yaml
@@ -74,6 +78,12 @@ DEFAULTS: dict[str, Any] = {
     "eval": {"n_episodes": 20, "video": True},
 }
 EVAL_KEYS = {"n_episodes", "video"}
+#: ``normalize: true`` means these VecNormalize arguments; a mapping is merged into them.
+NORMALIZE_DEFAULTS = {"norm_obs": True, "norm_reward": False}
+#: VecNormalize keyword arguments a ``normalize`` mapping may set.
+NORMALIZE_KEYS = ("norm_obs", "norm_reward", "clip_obs", "clip_reward", "gamma", "epsilon")
+#: A run folder's default name: ``<config name>_s<seed>_<YYYYmmdd-HHMMSS>[-<i>]``.
+RUN_NAME = re.compile(r"^(?P<name>.+)_s-?\d+_\d{8}-\d{6}(?:-\d+)?$")
 ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu", "gelu", "silu")
 
 
@@ -142,8 +152,28 @@ def load_train_config(path: str | None = None, **overrides: Any) -> dict:
     if act is not None and act not in ACTIVATIONS:
         raise ValueError(f"policy_kwargs.activation_fn must be one of {list(ACTIVATIONS)}, "
                          f"got {act!r}")
-    if not (isinstance(cfg["normalize"], (bool, dict))):
-        raise ValueError("training config key 'normalize' must be true, false or a mapping")
+    norm = cfg["normalize"]
+    if not isinstance(norm, (bool, dict)):
+        raise ValueError(f"training config key 'normalize' must be true, false or a mapping, "
+                         f"got {norm!r}")
+    if isinstance(norm, dict):
+        unknown = sorted(set(norm) - set(NORMALIZE_KEYS))
+        if unknown:
+            raise ValueError(f"unknown key {unknown[0]!r} in training config key 'normalize'; "
+                             f"valid keys: {list(NORMALIZE_KEYS)}")
+        # Merged into the defaults: a partial mapping must not fall back to VecNormalize's own
+        # defaults (norm_reward=True).
+        cfg["normalize"] = {**NORMALIZE_DEFAULTS, **norm}
+    elif norm:
+        cfg["normalize"] = dict(NORMALIZE_DEFAULTS)
+    ev = cfg["eval"]
+    if isinstance(ev["n_episodes"], bool) or not isinstance(ev["n_episodes"], int) \
+            or ev["n_episodes"] < 1:
+        raise ValueError(f"training config key 'eval.n_episodes' must be a positive integer, "
+                         f"got {ev['n_episodes']!r}")
+    if not isinstance(ev["video"], bool):
+        raise ValueError(f"training config key 'eval.video' must be true or false, "
+                         f"got {ev['video']!r}")
     return cfg
 
 
@@ -204,22 +234,45 @@ def new_run_dir(cfg: dict, config_path: str, runs_root: str) -> str:
     return path
 
 
-def latest_checkpoint(run_dir: str) -> tuple[str, str | None] | None:
-    """``(model zip, vecnormalize pkl or None)`` of the newest checkpoint, or the final model."""
+def run_name(run_dir: str) -> str:
+    """The config name of a run folder: ``name.txt`` if written, else parsed from the folder name.
+
+    The default folder name is ``<name>_s<seed>_<YYYYmmdd-HHMMSS>[-<i>]``; the suffix is matched
+    at the end, so names containing ``_s`` (``crowdnav_square_ppo``) survive. A folder named
+    otherwise (``--run-dir``) without ``name.txt`` keeps its own name.
+    """
+    path = os.path.join(run_dir, "name.txt")
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as fh:
+            name = fh.read().strip()
+        if name:
+            return name
+    base = os.path.basename(os.path.normpath(run_dir))
+    m = RUN_NAME.match(base)
+    return m.group("name") if m else base
+
+
+def latest_checkpoint(run_dir: str) -> tuple[str, str, str] | None:
+    """The newest checkpoint (or the final model, if newer) of a run, or ``None``.
+
+    Returns:
+        ``(model zip, vecnormalize pkl, replay buffer pkl)``: the two ``.pkl`` are where they
+        belong to that model; they may not exist (the caller decides whether they must).
+    """
+    final = os.path.join(run_dir, "model.zip")
+    final_extra = (os.path.join(run_dir, "vecnormalize.pkl"),
+                   os.path.join(run_dir, "replay_buffer.pkl"))
     ckpts = glob.glob(os.path.join(run_dir, "checkpoints", "rl_model_*_steps.zip"))
     if ckpts:
         steps = {int(re.search(r"_(\d+)_steps\.zip$", c).group(1)): c for c in ckpts}
         n = max(steps)
-        norm = os.path.join(run_dir, "checkpoints", f"rl_model_vecnormalize_{n}_steps.pkl")
-        final = os.path.join(run_dir, "model.zip")
         if os.path.isfile(final) and os.path.getmtime(final) > os.path.getmtime(steps[n]):
-            fnorm = os.path.join(run_dir, "vecnormalize.pkl")
-            return final, fnorm if os.path.isfile(fnorm) else None
-        return steps[n], norm if os.path.isfile(norm) else None
-    final = os.path.join(run_dir, "model.zip")
+            return (final, *final_extra)
+        ck = os.path.join(run_dir, "checkpoints")
+        return (steps[n], os.path.join(ck, f"rl_model_vecnormalize_{n}_steps.pkl"),
+                os.path.join(ck, f"rl_model_replay_buffer_{n}_steps.pkl"))
     if os.path.isfile(final):
-        fnorm = os.path.join(run_dir, "vecnormalize.pkl")
-        return final, fnorm if os.path.isfile(fnorm) else None
+        return (final, *final_extra)
     return None
 
 
@@ -234,15 +287,27 @@ def make_training_env(cfg: dict):
     venv = VecMonitor(base)
     norm = cfg["normalize"]
     if norm:
-        kwargs = {"norm_obs": True, "norm_reward": False} if norm is True else dict(norm)
+        kwargs = dict(NORMALIZE_DEFAULTS) if norm is True else {**NORMALIZE_DEFAULTS, **norm}
         kwargs.setdefault("gamma", cfg["hyperparams"].get("gamma", 0.99))
         venv = VecNormalize(venv, **kwargs)
     return venv, base
 
 
-def train(cfg: dict, run_dir: str, resume: tuple[str, str | None] | None = None,
+def train(cfg: dict, run_dir: str, resume: tuple[str, ...] | None = None,
           progress_bar: bool = True) -> dict:
-    """Train per ``cfg`` into ``run_dir``; returns the training statistics."""
+    """Train per ``cfg`` into ``run_dir``; returns the training statistics.
+
+    Args:
+        cfg: The resolved training config.
+        run_dir: The run folder.
+        resume: ``(model zip, vecnormalize pkl, replay buffer pkl)`` to continue from (see
+            :func:`latest_checkpoint`); the replay buffer is optional.
+        progress_bar: Show SB3's progress bar.
+
+    Raises:
+        ValueError: If the env copies would use evaluation seeds.
+        FileNotFoundError: On resume, if ``cfg`` normalises and the normaliser is missing.
+    """
     import torch  # noqa: PLC0415
     from stable_baselines3 import PPO, SAC  # noqa: PLC0415
     from stable_baselines3.common.callbacks import CheckpointCallback  # noqa: PLC0415
@@ -266,10 +331,23 @@ def train(cfg: dict, run_dir: str, resume: tuple[str, str | None] | None = None,
         tb = None
         print("tensorboard is not installed: no TensorBoard logs")
     if resume is not None:
-        model_path, norm_path = resume
-        if norm_path is not None and isinstance(venv, VecNormalize):
+        model_path, norm_path, buffer_path = (*resume, None, None)[:3]
+        if isinstance(venv, VecNormalize):
+            if norm_path is None or not os.path.isfile(norm_path):
+                venv.close()
+                raise FileNotFoundError(f"--resume: the config normalises (normalize: "
+                                        f"{cfg['normalize']!r}) but the normaliser of "
+                                        f"{model_path!r} is missing: expected {norm_path!r}")
             venv = VecNormalize.load(norm_path, venv.venv)
         model = algo_cls.load(model_path, env=venv, device="cpu", tensorboard_log=tb)
+        if hasattr(model, "replay_buffer"):  # off-policy (SAC): continue with its buffer
+            if buffer_path is not None and os.path.isfile(buffer_path):
+                model.load_replay_buffer(buffer_path)
+                print(f"Loaded the replay buffer {buffer_path} ({model.replay_buffer.size()} "
+                      f"transitions)")
+            else:
+                warnings.warn(f"--resume: no replay buffer at {buffer_path!r}; {cfg['algo']} "
+                              f"continues with an empty one", stacklevel=2)
         # Fresh env episodes on resume, still seeded (far from the evaluation seeds 10_000+).
         venv.seed(cfg["seed"] + 1_000_000 + model.num_timesteps)
         print(f"Resuming from {model_path} at {model.num_timesteps} timesteps")
@@ -280,7 +358,7 @@ def train(cfg: dict, run_dir: str, resume: tuple[str, str | None] | None = None,
     remaining = cfg["n_timesteps"] - model.num_timesteps
     ckpt = CheckpointCallback(save_freq=max(cfg["checkpoint_freq"] // venv.num_envs, 1),
                               save_path=os.path.join(run_dir, "checkpoints"),
-                              save_vecnormalize=True)
+                              save_vecnormalize=True, save_replay_buffer=True)
     start_steps = model.num_timesteps
     t0 = time.perf_counter()
     if remaining > 0:
@@ -289,6 +367,8 @@ def train(cfg: dict, run_dir: str, resume: tuple[str, str | None] | None = None,
                     "ppo" else "sac")
     wall = time.perf_counter() - t0
     model.save(os.path.join(run_dir, "model.zip"))
+    if getattr(model, "replay_buffer", None) is not None:
+        model.save_replay_buffer(os.path.join(run_dir, "replay_buffer.pkl"))
     if isinstance(venv, VecNormalize):
         venv.save(os.path.join(run_dir, "vecnormalize.pkl"))
     done = model.num_timesteps - start_steps
@@ -325,19 +405,25 @@ def print_throughput(stats: dict) -> None:
 
 # -- evaluation --------------------------------------------------------------------------------
 def _row(report: dict) -> dict:
-    """``{metric: "mean +-ci"}`` strings of a report's aggregate (``-`` when undefined)."""
+    """``{metric: "mean [low, high]" or "mean +-half"}`` strings of a report's aggregate.
+
+    Rates show their 95% interval's bounds (Wilson or clipped Student-t), the rest the Student-t
+    half-width (``orca_env.evaluation.format_ci``); ``-`` when undefined.
+    """
+    from orca_env.evaluation import format_ci  # noqa: PLC0415
+
     out = {}
     for key, a in report["aggregate"].items():
         if a["mean"] is None:
             out[key] = "-"
         else:
-            ci = "" if a["ci95"] is None else f" +-{a['ci95']:.2g}"
-            out[key] = f"{a['mean']:.3g}{ci}"
+            ci = format_ci(a, digits=2)
+            out[key] = f"{a['mean']:.3g}" + ("" if ci == "-" else f" {ci}")
     return out
 
 
 def format_comparison(reports: dict[str, dict]) -> str:
-    """Policies as columns, the evaluation suite's metrics as rows (mean +- 95% CI)."""
+    """Policies as columns, the evaluation suite's metrics as rows (mean and 95% CI)."""
     names = list(reports)
     rows = {n: _row(r) for n, r in reports.items()}
     keys = list(next(iter(reports.values()))["aggregate"])
@@ -376,19 +462,18 @@ def compare(cfg: dict, run_dir: str, video: bool = True) -> dict:
     reports = {}
     for label, sub, pol, env_cfg in runs:
         t0 = time.perf_counter()
-        videos = 1 if want_video and sub == "trained_safety" else 0
-        try:
-            reports[label] = evaluate(env_cfg, pol, seeds=seeds,
-                                      out_dir=os.path.join(out_dir, sub), videos=videos)
-        except Exception as exc:  # noqa: BLE001  (no video backend: keep the numbers)
-            if not videos:
-                raise
-            print(f"No video ({type(exc).__name__}: {exc}); evaluating without it")
-            reports[label] = evaluate(env_cfg, pol, seeds=seeds,
-                                      out_dir=os.path.join(out_dir, sub))
+        # The video is drawn from the episode's log afterwards, so a missing video backend
+        # costs the video only, never a second evaluation.
+        logs = 1 if want_video and sub == "trained_safety" else 0
+        reports[label] = evaluate(env_cfg, pol, seeds=seeds, out_dir=os.path.join(out_dir, sub),
+                                  logs=logs)
         print(f"  evaluated {label!r} on {len(seeds)} seeds in {time.perf_counter() - t0:.1f} s")
+        if logs:
+            _video_from_log(os.path.join(out_dir, sub), seeds[0])
     header = (f"Held-out evaluation seeds {seeds[0]}..{seeds[-1]} ({len(seeds)} episodes), "
-              f"scenario {reports['pure ORCA']['config']['scenario']}; mean +- 95% CI:")
+              f"scenario {reports['pure ORCA']['config']['scenario']}; mean and 95% CI "
+              f"([low, high] for rates: Wilson for all_success, Student-t clipped to [0, 1] "
+              f"for fractions; +- Student-t half-width otherwise):")
     table = format_comparison(reports)
     print(header)
     print(table)
@@ -403,7 +488,33 @@ def compare(cfg: dict, run_dir: str, video: bool = True) -> dict:
     return reports
 
 
+def _video_from_log(eval_dir: str, seed: int) -> str | None:
+    """Render ``<eval_dir>/logs/episode_<seed>.npz`` to ``videos/episode_<seed>.mp4``.
+
+    Only a missing or failing video backend (pygame, imageio, ffmpeg: import, OS and pygame
+    errors) is caught: the numbers stand without the video. Returns the path, or ``None``.
+    """
+    from orca_env.episode_log import replay  # noqa: PLC0415
+
+    try:
+        return replay(os.path.join(eval_dir, "logs", f"episode_{seed}.npz"),
+                      video=os.path.join(eval_dir, "videos", f"episode_{seed}.mp4"))
+    except (ImportError, OSError, RuntimeError) as exc:  # pygame.error is a RuntimeError
+        print(f"No video ({type(exc).__name__}: {exc}); the evaluation stands without it")
+        return None
+
+
 # -- CLI ---------------------------------------------------------------------------------------
+def _positive(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value!r}")
+    return n
+
+
 def main(argv: list[str] | None = None) -> dict:
     """Command-line entry point; returns a summary dict (for tests)."""
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
@@ -415,10 +526,11 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--runs-root", default=os.path.join(ROOT, "runs"))
     p.add_argument("--resume", default=None, metavar="RUN_DIR",
                    help="continue the run in RUN_DIR from its newest checkpoint")
-    p.add_argument("--n-timesteps", type=int, default=None, help="override n_timesteps")
-    p.add_argument("--n-envs", type=int, default=None, help="override n_envs")
+    p.add_argument("--n-timesteps", type=_positive, default=None, help="override n_timesteps")
+    p.add_argument("--n-envs", type=_positive, default=None, help="override n_envs")
     p.add_argument("--seed", type=int, default=None, help="override seed")
-    p.add_argument("--eval-episodes", type=int, default=None, help="override eval.n_episodes")
+    p.add_argument("--eval-episodes", type=_positive, default=None,
+                   help="override eval.n_episodes (>= 1)")
     p.add_argument("--no-eval", action="store_true", help="skip the final comparison")
     p.add_argument("--no-video", action="store_true", help="skip the video")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -434,7 +546,7 @@ def main(argv: list[str] | None = None) -> dict:
         resume = latest_checkpoint(run_dir)
         if resume is None:
             raise SystemExit(f"--resume: no checkpoint or model in {run_dir!r}")
-        config_name = os.path.basename(os.path.normpath(run_dir)).split("_s")[0]
+        config_name = run_name(run_dir)
     else:
         cfg_path = args.config or DEFAULT_CONFIG
         cfg = load_train_config(cfg_path, n_timesteps=args.n_timesteps, n_envs=args.n_envs,
@@ -444,6 +556,8 @@ def main(argv: list[str] | None = None) -> dict:
     if args.eval_episodes is not None:
         cfg["eval"]["n_episodes"] = args.eval_episodes
     os.makedirs(run_dir, exist_ok=True)
+    with open(os.path.join(run_dir, "name.txt"), "w", encoding="utf-8") as fh:
+        fh.write(config_name + "\n")
     with open(os.path.join(run_dir, "config.yaml"), "w", encoding="utf-8") as fh:
         yaml.safe_dump(cfg, fh, sort_keys=False)
     with open(os.path.join(run_dir, "command.txt"), "a", encoding="utf-8") as fh:
@@ -468,18 +582,51 @@ def main(argv: list[str] | None = None) -> dict:
     return {"run_dir": run_dir, "stats": stats, "results": results}
 
 
-def ship(run_dir: str, name: str) -> str:
-    """Copy model, config and normaliser of ``run_dir`` to ``policies/trained/<name>``."""
-    import shutil  # noqa: PLC0415
+#: Files of a run that ``--ship`` copies (run folder, then its ``eval/``).
+SHIP_FILES = ("model.zip", "config.yaml", "vecnormalize.pkl", "git.txt", "command.txt")
+SHIP_EVAL_FILES = ("comparison.txt", "comparison.json")
 
-    dest = os.path.join(ROOT, "policies", "trained", name)
-    os.makedirs(dest, exist_ok=True)
-    for f in ("model.zip", "config.yaml", "vecnormalize.pkl", "git.txt", "command.txt"):
-        if os.path.isfile(os.path.join(run_dir, f)):
-            shutil.copy2(os.path.join(run_dir, f), os.path.join(dest, f))
-    for f in ("comparison.txt", "comparison.json"):
-        if os.path.isfile(os.path.join(run_dir, "eval", f)):
-            shutil.copy2(os.path.join(run_dir, "eval", f), os.path.join(dest, f))
+
+def ship(run_dir: str, name: str, root: str | None = None) -> str:
+    """Replace ``<root>/policies/trained/<name>`` with the model, config and normaliser of a run.
+
+    The files go to a temporary folder next to the destination, which then takes the
+    destination's place, so nothing of an earlier shipment survives (an old
+    ``vecnormalize.pkl`` next to a model trained without normalisation would be loaded with it).
+
+    Args:
+        run_dir: The run folder.
+        name: The shipped policy's name.
+        root: Repository root (default: this file's folder).
+
+    Returns:
+        The destination folder.
+    """
+    import shutil  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
+    parent = os.path.join(root or ROOT, "policies", "trained")
+    dest = os.path.join(parent, name)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(prefix=f".{name}-", dir=parent)
+    try:
+        for src_dir, files in ((run_dir, SHIP_FILES),
+                               (os.path.join(run_dir, "eval"), SHIP_EVAL_FILES)):
+            for f in files:
+                if os.path.isfile(os.path.join(src_dir, f)):
+                    shutil.copy2(os.path.join(src_dir, f), os.path.join(tmp, f))
+        os.chmod(tmp, 0o755)  # mkdtemp makes it private
+        old = None
+        if os.path.exists(dest):
+            old = tempfile.mkdtemp(prefix=f".{name}-old-", dir=parent)
+            os.rename(dest, os.path.join(old, name))
+        os.rename(tmp, dest)
+        tmp = None
+        if old is not None:
+            shutil.rmtree(old)
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
     print(f"Shipped to {dest}")
     return dest
 

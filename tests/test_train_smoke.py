@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -143,3 +144,127 @@ def test_sac_trains_and_loads(tmp_path):
     obs, _ = env.reset(seed=1)
     acts = pol(obs, env)
     assert set(acts) == set(env.agents)
+
+
+def test_normalize_mapping_merges_into_the_defaults(tmp_path):
+    cfg = train.load_train_config(str(tiny_config(tmp_path, normalize={"clip_obs": 5.0})))
+    # VecNormalize's own default norm_reward=True must not switch on.
+    assert cfg["normalize"] == {"norm_obs": True, "norm_reward": False, "clip_obs": 5.0}
+    venv, _ = train.make_training_env(cfg)
+    assert venv.norm_obs is True and venv.norm_reward is False and venv.clip_obs == 5.0
+    venv.close()
+    cfg = train.load_train_config(str(tiny_config(tmp_path, normalize=True)))
+    assert cfg["normalize"] == {"norm_obs": True, "norm_reward": False}
+    assert train.load_train_config(str(tiny_config(tmp_path, normalize=False)))["normalize"] \
+        is False
+    with pytest.raises(ValueError, match="unknown key 'norm_rewards' in training config key "
+                                         "'normalize'"):
+        train.load_train_config(str(tiny_config(tmp_path, normalize={"norm_rewards": True})))
+
+
+def test_eval_episodes_must_be_positive(tmp_path, capsys):
+    with pytest.raises(ValueError, match=r"'eval.n_episodes' must be a positive integer, got 0"):
+        train.load_train_config(str(tiny_config(tmp_path, eval={"n_episodes": 0})))
+    with pytest.raises(SystemExit) as exc:
+        train.main(["--config", str(tiny_config(tmp_path)), "--eval-episodes", "0"])
+    assert exc.value.code == 2
+    assert "argument --eval-episodes: expected an integer >= 1, got '0'" in capsys.readouterr().err
+
+
+def test_run_name_survives_underscore_s_in_the_config_name(tmp_path):
+    for folder, name in [("crowdnav_square_ppo_s0_20250101-120000", "crowdnav_square_ppo"),
+                         ("crowdnav_square_ppo_s12_20250101-120000-2", "crowdnav_square_ppo"),
+                         ("my_sweep_s3_run", "my_sweep_s3_run")]:
+        (tmp_path / folder).mkdir()
+        assert train.run_name(str(tmp_path / folder)) == name
+    (tmp_path / "custom").mkdir()
+    (tmp_path / "custom" / "name.txt").write_text("circle_ppo\n")
+    assert train.run_name(str(tmp_path / "custom")) == "circle_ppo"
+
+
+def test_resume_reads_the_stored_name_and_needs_the_normaliser(tmp_path, monkeypatch):
+    cfg = tiny_config(tmp_path, n_timesteps=256)
+    (tmp_path / "crowdnav_square_ppo.yaml").write_text(cfg.read_text())
+    res = train.main(["--config", str(tmp_path / "crowdnav_square_ppo.yaml"),
+                      "--runs-root", str(tmp_path / "runs"), "--no-eval", "--no-progress"])
+    run_dir = res["run_dir"]
+    assert (tmp_path / "runs").is_dir() and os.path.dirname(run_dir) == str(tmp_path / "runs")
+    assert open(os.path.join(run_dir, "name.txt")).read().strip() == "crowdnav_square_ppo"
+    shipped = []
+    monkeypatch.setattr(train, "ship", lambda d, name: shipped.append(name))
+    train.main(["--resume", run_dir, "--n-timesteps", "320", "--no-eval", "--no-progress",
+                "--ship"])
+    assert shipped == ["crowdnav_square_ppo"]
+    os.remove(os.path.join(run_dir, "vecnormalize.pkl"))
+    with pytest.raises(FileNotFoundError, match="vecnormalize.pkl"):
+        train.main(["--resume", run_dir, "--n-timesteps", "384", "--no-eval", "--no-progress"])
+
+
+def test_ship_replaces_the_destination(tmp_path):
+    run = tmp_path / "run"
+    (run / "eval").mkdir(parents=True)
+    (run / "model.zip").write_bytes(b"new model")
+    (run / "config.yaml").write_text("normalize: false\n")
+    (run / "eval" / "comparison.txt").write_text("table")
+    dest = tmp_path / "policies" / "trained" / "circle_ppo"
+    dest.mkdir(parents=True)
+    (dest / "model.zip").write_bytes(b"old model")
+    (dest / "vecnormalize.pkl").write_bytes(b"old normaliser")  # would be loaded with the new
+    (dest / "comparison.json").write_text("{}")
+    out = train.ship(str(run), "circle_ppo", root=str(tmp_path))
+    assert out == str(dest)
+    assert sorted(os.listdir(dest)) == ["comparison.txt", "config.yaml", "model.zip"]
+    assert (dest / "model.zip").read_bytes() == b"new model"
+    assert sorted(os.listdir(dest.parent)) == ["circle_ppo"]  # no temporary folders left
+    assert os.stat(dest).st_mode & 0o777 == 0o755
+
+
+def test_compare_survives_a_missing_video_backend_without_re_running(tmp_path, monkeypatch,
+                                                                      capsys):
+    import orca_env.episode_log
+    import orca_env.evaluation
+
+    cfg_path = tiny_config(tmp_path, n_timesteps=128)
+    run_dir = tmp_path / "run"
+    train.main(["--config", str(cfg_path), "--run-dir", str(run_dir), "--no-eval",
+                "--no-progress"])
+    cfg = train.load_train_config(str(run_dir / "config.yaml"))
+    calls = []
+    real = orca_env.evaluation.evaluate
+    monkeypatch.setattr(orca_env.evaluation, "evaluate",
+                        lambda *a, **k: calls.append(k) or real(*a, **k))
+
+    def no_backend(*a, **k):
+        raise ImportError("No module named 'pygame'")
+
+    monkeypatch.setattr(orca_env.episode_log, "replay", no_backend)
+    capsys.readouterr()
+    reports = train.compare(cfg, str(run_dir))
+    assert len(calls) == 3 and set(reports) == {"trained+safety", "pure ORCA",
+                                                 "trained, no safety"}
+    assert "No video (ImportError: No module named 'pygame')" in capsys.readouterr().out
+    assert (run_dir / "eval" / "trained_safety" / "logs" / "episode_10000.npz").is_file()
+
+    def broken(*a, **k):
+        raise ValueError("a bug, not a missing backend")
+
+    monkeypatch.setattr(orca_env.episode_log, "replay", broken)
+    with pytest.raises(ValueError, match="a bug"):
+        train.compare(cfg, str(run_dir))
+
+
+def test_sac_resume_keeps_the_replay_buffer(tmp_path, capsys):
+    cfg = tiny_config(tmp_path, algo="sac", n_timesteps=192, checkpoint_freq=128,
+                      hyperparams={"learning_starts": 64, "batch_size": 32, "buffer_size": 2000,
+                                   "gradient_steps": 1, "train_freq": 4},
+                      policy_kwargs={"net_arch": [16]})
+    run_dir = tmp_path / "sac"
+    train.main(["--config", str(cfg), "--run-dir", str(run_dir), "--no-eval", "--no-progress"])
+    assert (run_dir / "replay_buffer.pkl").is_file()
+    assert list((run_dir / "checkpoints").glob("rl_model_replay_buffer_*_steps.pkl"))
+    capsys.readouterr()
+    train.main(["--resume", str(run_dir), "--n-timesteps", "256", "--no-eval", "--no-progress"])
+    out = capsys.readouterr().out
+    m = re.search(r"Loaded the replay buffer (\S+) \((\d+) transitions\)", out)
+    assert m and m.group(1) == str(run_dir / "replay_buffer.pkl")
+    assert int(m.group(2)) * 8 >= 192  # buffer rows hold one step of all 8 entries
