@@ -21,6 +21,7 @@ from .rewards import (
     agent_collisions,
     obstacle_collisions,
     step_kernel_goals,
+    step_kernel_outcomes,
     step_kernel_pref,
     step_kernel_rewards,
     term_dicts,
@@ -246,6 +247,7 @@ class OrcaEnv(ParallelEnv):
         self._noise = np.array(noise, dtype=np.float64)
         self._any_noise = bool(np.any(self._noise > 0.0))
         self._no_noise = np.zeros(0)
+        self._no_slots = np.zeros(0, dtype=np.int64)
         self._resp = np.array(resp, dtype=np.float64)
         self._unsafe = (self._pop == LEARNED) & (self._resp == 0.0)
         self._learned_slots = np.flatnonzero(self._pop == LEARNED)
@@ -529,33 +531,17 @@ class OrcaEnv(ParallelEnv):
                             stalled, tele_inter, self._max_speed, self.time_step, sep_a,
                             self.config.rewards.discomfort_dist, self._weights, weighted, reward)
 
-        # Terminations and truncations.
-        term = reached | crash
-        trunc = np.zeros(live.size, dtype=bool)
-        status = np.zeros(live.size, dtype=np.int64)
-        status[stalled[live]] = 3
-        timed_out = self._step_count >= self.max_steps
-        episode_deadlock = False
-        if st.end_episode:
-            remaining = moving & ~at_goal
-            remaining[live[term]] = False
-            episode_deadlock = bool(remaining.any() and stalled[remaining].all())
-        if timed_out or episode_deadlock:
-            trunc[:] = ~term
-            status[~term] = 4 if timed_out and not episode_deadlock else 3
-        status[reached] = 1
-        status[crash] = 2
-        self._slot_status[live] = status
-
-        # Goal behaviours and removals from the simulation.
-        leave = np.zeros(n, dtype=bool)
-        l_stop = live[(reached & (self._on_goal[live] == STOP)) | crash]
-        leave[l_stop] = True
-        self._parked[live[reached & (self._on_goal[live] == STAY)]] = True
-        crowd_goal = at_goal & self._crowd
-        leave |= crowd_goal & (self._on_goal == STOP)
-        self._parked |= crowd_goal & (self._on_goal == STAY)
-        renew = np.flatnonzero(crowd_goal & (self._on_goal == NEW_GOAL))
+        # Terminations, truncations, statuses and goal behaviours.
+        term = np.empty(live.size, dtype=bool)
+        trunc = np.empty(live.size, dtype=bool)
+        status = np.empty(live.size, dtype=np.int64)
+        leave = np.empty(n, dtype=bool)
+        renew_mask = np.empty(n, dtype=bool)
+        step_kernel_outcomes(live, reached, crash, stalled, moving, at_goal, self._crowd,
+                             self._on_goal, self._step_count >= self.max_steps, st.end_episode,
+                             term, trunc, status, leave, self._parked, self._slot_status,
+                             renew_mask)
+        renew = np.flatnonzero(renew_mask) if renew_mask.any() else self._no_slots
         if renew.size:
             self._goals[renew] = self.scenario.new_goals(rng, sim, renew, pos, self._starts,
                                                          self._goals, self._radius)
@@ -564,9 +550,6 @@ class OrcaEnv(ParallelEnv):
                                                                    self._radius[renew])
                 self._update_targets()
             self._stall[renew] = 0
-        crowd_moving = self._crowd & moving
-        self._slot_status[crowd_moving] = np.where(stalled[crowd_moving], 3, 0)
-        self._slot_status[crowd_goal & (self._on_goal != NEW_GOAL)] = 1
         if leave.any():
             sim.deactivate_agents(np.flatnonzero(leave))
         if not self._roadmap and renew.size:

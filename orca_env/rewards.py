@@ -318,3 +318,90 @@ def step_kernel_rewards(live, d_prev, path_len, d0, reached, collided, stalled, 
             weighted[k, t] = w
             total += w
         reward[k] = total
+
+
+@njit(cache=True)
+def step_kernel_outcomes(live, reached, crash, stalled, moving, at_goal, crowd, on_goal,
+                         timed_out, end_episode, term, trunc, status, leave, parked, slot_status,
+                         renew):
+    """Terminations, truncations, statuses and goal behaviours after a step.
+
+    Status codes index ``orca_env.env.STATUSES`` (0 active, 1 at_goal, 2 collided,
+    3 deadlocked, 4 timed_out); goal behaviours are 0 stop, 1 stay, 2 new_goal.
+
+    Args:
+        live: (L,) int64 slots of the live learned agents.
+        reached: (L,) bool, succeeded this step.
+        crash: (L,) bool, a collision ended the agent's episode this step.
+        stalled: (n,) bool.
+        moving: (n,) bool, active and not parked.
+        at_goal: (n,) bool.
+        crowd: (n,) bool, scripted slot.
+        on_goal: (n,) int64 goal behaviour.
+        timed_out: the step limit is reached.
+        end_episode: stalls of every remaining agent end the episode.
+        term: (L,) bool output.
+        trunc: (L,) bool output.
+        status: (L,) int64 output.
+        leave: (n,) bool output: leaves the simulation now.
+        parked: (n,) bool, updated in place.
+        slot_status: (n,) int8, updated in place.
+        renew: (n,) bool output: crowd slots that need a new goal.
+
+    Returns:
+        Whether the whole episode is deadlocked (every remaining agent stalled).
+    """
+    n = stalled.shape[0]
+    n_live = live.shape[0]
+    for i in range(n):
+        leave[i] = False
+        renew[i] = False
+    for k in range(n_live):
+        term[k] = reached[k] or crash[k]
+    deadlock = False
+    if end_episode:
+        # Remaining: still heading for a goal and not ending now; all of them stalled?
+        ended = np.zeros(n, dtype=np.bool_)
+        for k in range(n_live):
+            if term[k]:
+                ended[live[k]] = True
+        any_remaining = False
+        all_stalled = True
+        for i in range(n):
+            if moving[i] and not at_goal[i] and not ended[i]:
+                any_remaining = True
+                if not stalled[i]:
+                    all_stalled = False
+        deadlock = any_remaining and all_stalled
+    for k in range(n_live):
+        i = live[k]
+        s = 3 if stalled[i] else 0
+        trunc[k] = False
+        if (timed_out or deadlock) and not term[k]:
+            trunc[k] = True
+            s = 4 if timed_out and not deadlock else 3
+        if reached[k]:
+            s = 1
+        if crash[k]:
+            s = 2
+        status[k] = s
+        slot_status[i] = s
+        if (reached[k] and on_goal[i] == 0) or crash[k]:
+            leave[i] = True
+        if reached[k] and on_goal[i] == 1:
+            parked[i] = True
+    for i in range(n):
+        if not crowd[i]:
+            continue
+        if moving[i]:
+            slot_status[i] = 3 if stalled[i] else 0
+        if at_goal[i]:
+            if on_goal[i] == 0:
+                leave[i] = True
+            elif on_goal[i] == 1:
+                parked[i] = True
+            else:
+                renew[i] = True
+            if on_goal[i] != 2:
+                slot_status[i] = 1
+    return deadlock
