@@ -20,6 +20,7 @@ from .rewards import (
     TERMS,
     agent_collisions,
     obstacle_collisions,
+    step_kernel_actions,
     step_kernel_goals,
     step_kernel_outcomes,
     step_kernel_pref,
@@ -368,7 +369,8 @@ class OrcaEnv(ParallelEnv):
         k = len(slots)
         kk, mm = self.num_obs_agents, self.num_obs_obstacles
         pos = sim.positions
-        nbr, nbr_dsq = sim.query_agent_neighbors(max(kk, 1), self.obs_range, ids=slots)
+        # The env's slots and ranges are valid by construction: skip the public validation.
+        nbr, nbr_dsq = sim._query_knn(slots, max(kk, 1), self.obs_range ** 2)
         r_i = self._radius[slots]
         safe_ids = np.where(nbr >= 0, nbr, 0)
         sep_agents = np.sqrt(nbr_dsq) - r_i[:, None] - self._radius[safe_ids]
@@ -414,21 +416,15 @@ class OrcaEnv(ParallelEnv):
                 if shape != (2,):
                     raise ValueError(f"action of agent {a!r} must be 2 numbers, got "
                                      f"{actions[a]!r}")
-        bad = ~np.isfinite(act).all(axis=1)
-        if bad.any():
-            names = [self.agents[i] for i in np.flatnonzero(bad)]
+        bad, clipped = step_kernel_actions(act)  # clips to the box, then the norm to 1
+        if bad >= 0:
+            names = [self.agents[i] for i in np.flatnonzero(~np.isfinite(act).all(axis=1))]
             raise ValueError(f"non-finite action (NaN or inf) for agent(s) {names}: "
                              f"{actions[names[0]]!r}")
-        if (np.abs(act) > 1.0).any():
-            if not self._warned_clip:
-                self._warned_clip = True
-                warnings.warn("actions outside the box [-1, 1] were clipped (warned once per "
-                              "episode)", stacklevel=3)
-            np.clip(act, -1.0, 1.0, out=act)
-        norm = np.sqrt((act * act).sum(axis=1))
-        over = norm > 1.0
-        if over.any():
-            act[over] /= norm[over, None]
+        if clipped and not self._warned_clip:
+            self._warned_clip = True
+            warnings.warn("actions outside the box [-1, 1] were clipped (warned once per "
+                          "episode)", stacklevel=3)
         return act
 
     def step(self, actions: dict):

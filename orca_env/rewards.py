@@ -405,3 +405,35 @@ def step_kernel_outcomes(live, reached, crash, stalled, moving, at_goal, crowd, 
             if on_goal[i] != 2:
                 slot_status[i] = 1
     return deadlock
+
+
+@njit(cache=True)
+def step_kernel_actions(act):
+    """Check actions and bring them into the action set, in place.
+
+    Each row is clipped to the box [-1, 1]^2, then scaled down to norm 1 when longer.
+
+    Args:
+        act: (L, 2) float64 actions, modified in place.
+
+    Returns:
+        (index of the first row with NaN or inf, or -1 (then nothing was modified);
+        whether any value was outside the box).
+    """
+    for k in range(act.shape[0]):
+        if not (np.isfinite(act[k, 0]) and np.isfinite(act[k, 1])):
+            return k, False
+    clipped = False
+    for k in range(act.shape[0]):
+        for c in range(2):
+            if act[k, c] > 1.0:
+                act[k, c] = 1.0
+                clipped = True
+            elif act[k, c] < -1.0:
+                act[k, c] = -1.0
+                clipped = True
+        norm = np.sqrt(act[k, 0] * act[k, 0] + act[k, 1] * act[k, 1])
+        if norm > 1.0:
+            act[k, 0] /= norm
+            act[k, 1] /= norm
+    return -1, clipped

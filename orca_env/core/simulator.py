@@ -648,8 +648,8 @@ class Simulator:
             **self._param_copy,
             "time_step": self._time_step,
         }
-        threads = self._threads()
-        if threads > 1 and ids.size >= 64:
+        threads = self._threads() if ids.size >= 64 else 1  # small steps stay serial
+        if threads > 1:
             previous = numba.get_num_threads()
             numba.set_num_threads(threads)
             try:
@@ -767,11 +767,21 @@ class Simulator:
         k = _check_scalar("k", k, lambda a: a >= 0, "must be >= 0", integer=True)
         max_range = _check_scalar("max_range", max_range, lambda a: a >= 0, "must be >= 0")
         q = np.arange(self._n, dtype=np.int64) if ids is None else self._ids(ids)
+        return self._query_knn(q, k, float(max_range) ** 2)
+
+    def _query_knn(self, q, k, range_sq):
+        """:meth:`query_agent_neighbors` without validation, for trusted per-step callers.
+
+        Args:
+            q: (p,) int64 valid agent ids.
+            k: int >= 0.
+            range_sq: float >= 0, squared range.
+        """
         pos = self._pos[: self._n]
         tree = self._build_tree(pos, self._active[: self._n], persist=False)
         out_ids = np.full((q.size, k), -1, dtype=np.int64)
         out_dsq = np.full((q.size, k), np.inf)
-        kdtree.query_many(q, pos, float(max_range) ** 2, k, *tree, out_ids, out_dsq)
+        kdtree.query_many(q, pos, range_sq, k, *tree, out_ids, out_dsq)
         return out_ids, out_dsq
 
     def query_obstacle_neighbors(self, points, max_range, max_count):
