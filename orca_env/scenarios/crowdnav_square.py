@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Scenario, World, sample_pairs
+from .base import World, sample_pairs
+from .crowdnav_circle import CrowdNavCircle
 
 
-class CrowdNavSquare(Scenario):
+class CrowdNavSquare(CrowdNavCircle):
     """CrowdNav's ``square_crossing``.
 
     Each agent starts at ``x ~ U(0, w / 2) * sign``, ``y ~ U(-w / 2, w / 2)`` with a random sign,
     and heads for ``x ~ U(0, w / 2) * -sign``, ``y ~ U(-w / 2, w / 2)`` (``w = square_width``);
     draws overlapping another start or goal (with ``discomfort_dist``) are rejected. With
-    ``robot_fixed`` slot 0 is CrowdNav's robot, ``(0, -4) -> (0, 4)``. Other defaults as
-    ``crowdnav_circle_v0``.
+    ``robot_fixed`` slot 0 is CrowdNav's robot, ``(0, -4) -> (0, 4)``. Agent, observation and
+    group defaults and the step limit are inherited from ``crowdnav_circle_v0``.
 
     Version History:
         v0: initial version.
@@ -22,12 +23,6 @@ class CrowdNavSquare(Scenario):
 
     name = "crowdnav_square_v0"
     PARAMS = dict(square_width=10.0, discomfort_dist=0.2, robot_fixed=True, robot_dist=4.0)
-    AGENT_DEFAULTS = dict(radius=0.3, max_speed=1.0, pref_speed=1.0, neighbor_dist=10.0,
-                          max_neighbors=10, time_horizon=5.0, time_horizon_obst=5.0)
-    MAX_STEPS = 100
-    OBS_DEFAULTS = dict(num_agents=5, num_obstacles=0, range=8.0)
-    DEFAULT_GROUPS = [dict(population="learned", count=1, on_goal="stop"),
-                      dict(population="orca", count=5, on_goal="stay")]
 
     def build_world(self, rng):
         """An empty world sized to the square."""
