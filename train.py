@@ -199,7 +199,7 @@ def policy_kwargs_from_config(pk: dict) -> dict:
 
 def without_safety_layer(env_cfg: dict) -> dict:
     """The env config with ``safety_layer: false`` for every learned group."""
-    from orca_env.env import OrcaEnv  # noqa: PLC0415
+    from orca_env import OrcaEnv  # noqa: PLC0415
 
     out = copy.deepcopy(env_cfg)
     groups = out.get("groups")

@@ -1,8 +1,12 @@
 """orca-env: PettingZoo multi-agent navigation on a numba ORCA (RVO2 2.0) crowd simulator.
 
-``import orca_env`` is light: the env (gymnasium, pettingzoo) and the core (numba) load on first
-use of ``orca_env.parallel_env``, ``orca_env.env`` or ``orca_env.OrcaEnv``.
-``orca_env.sim`` is an alias of ``orca_env.core``.
+* :class:`OrcaEnv`: the PettingZoo ``ParallelEnv`` (module :mod:`orca_env.environment`).
+* :func:`parallel_env`, :func:`env`, :func:`raw_env`: PettingZoo's factories (parallel, AEC,
+  AEC without the order-enforcing wrapper).
+* :mod:`orca_env.core`: the ORCA simulator (numpy + numba only).
+
+``import orca_env`` is light: the env (gymnasium, pettingzoo) and the core (numba) load on the
+first use of one of the names above (PEP 562 ``__getattr__``).
 """
 
 from __future__ import annotations
@@ -10,20 +14,21 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["parallel_env", "env", "OrcaEnv", "core", "sim"]
+__all__ = ["OrcaEnv", "parallel_env", "env", "raw_env", "__version__"]
 __version__ = "0.1.0"
 
-_LAZY = {"parallel_env": "env", "env": "env", "OrcaEnv": "env"}
+_FROM_ENVIRONMENT = ("OrcaEnv", "parallel_env", "env", "raw_env")
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        mod = importlib.import_module(f".{_LAZY[name]}", __name__)
-        value = getattr(mod, name)
-        # Importing the submodule orca_env.env binds the package attribute ``env`` to the
-        # module; rebind it to the function (the module is callable too, see env.py).
+    if name in _FROM_ENVIRONMENT:
+        value = getattr(importlib.import_module(".environment", __name__), name)
         globals()[name] = value
         return value
-    if name in ("core", "sim"):
-        return importlib.import_module(f".{name}", __name__)
+    if name == "core":
+        return importlib.import_module(".core", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_FROM_ENVIRONMENT) | {"core"})

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from .codes import STATE_FEATURES, StateField
+
 __all__ = ["OrcaPolicy", "RandomPolicy", "episode_rng"]
 
 
@@ -78,10 +80,10 @@ class OrcaPolicy:
 
 def _max_speeds(env: Any, agents: list) -> np.ndarray:
     """Max speed (m/s) of each agent: actions are in units of it."""
-    state = env.state().reshape(-1, 10)  # per slot: ..., max_speed (7), active, learned (9)
-    slots = np.flatnonzero(state[:, 9] == 1.0)  # learned slots, in agent order
+    state = env.state().reshape(-1, STATE_FEATURES)
+    slots = np.flatnonzero(state[:, StateField.LEARNED] == 1.0)  # learned slots, agent order
     idx = slots[[env.possible_agents.index(k) for k in agents]]
-    return state[idx, 7].astype(np.float64)
+    return state[idx, StateField.MAX_SPEED].astype(np.float64)
 
 
 class RandomPolicy:

@@ -12,7 +12,7 @@ pref_velocities     ``(T+1, n, 2)`` m/s, the preferred velocities given to the c
                     ``t = 0``)
 goals, targets      ``(T+1, n, 2)`` metres: goals (they change with ``on_goal: new_goal``) and
                     guidance waypoints (equal to the goals without guidance)
-statuses            ``(T+1, n)`` int8, index into ``orca_env.env.STATUSES`` (active,
+statuses            ``(T+1, n)`` int8, index into ``orca_env.codes.STATUSES`` (active,
                     at_goal, collided, deadlocked, timed_out)
 active              ``(T+1, n)`` bool, the agent is in the simulation
 times               ``(T+1,)`` float64, simulated seconds

@@ -63,6 +63,7 @@ from typing import Any
 import numpy as np
 
 from . import __version__
+from .codes import Population, Status
 from .baselines import OrcaPolicy, RandomPolicy
 from .episode_log import EpisodeRecorder, snapshot
 
@@ -244,8 +245,8 @@ def run_episode(env: Any, policy: Policy, seed: int, *, recorder: EpisodeRecorde
     if hasattr(policy, "reset"):
         policy.reset(seed)
     data = env.render_data()
-    # agent_k is the k-th learned slot (population 0), as in the env.
-    slots = np.flatnonzero(np.asarray(data["populations"]) == 0)
+    # agent_k is the k-th learned slot, as in the env.
+    slots = np.flatnonzero(np.asarray(data["populations"]) == Population.LEARNED)
     n_slots = int(np.asarray(data["populations"]).shape[0])
     if debug_agent is not None and not (isinstance(debug_agent, (int, np.integer))
                                         and 0 <= debug_agent < n_slots):
@@ -449,13 +450,12 @@ def plot_trajectories(logs: Sequence[Any], path: str | os.PathLike, titles: Sequ
     from matplotlib.figure import Figure  # noqa: PLC0415
     from matplotlib.patches import Polygon  # noqa: PLC0415
 
-    from .render import COLORS, STATUSES, fit_view  # noqa: PLC0415
+    from .render import COLORS, fit_view  # noqa: PLC0415
 
     k = len(logs)
     cols = min(k, 3)
     rows = -(-k // cols)
     fig = Figure(figsize=(4.2 * cols, 4.2 * rows), dpi=100)
-    pops = ("learned", "orca", "non_reactive")
     for j, log in enumerate(logs):
         ax = fig.add_subplot(rows, cols, j + 1)
         s = log.static
@@ -470,7 +470,7 @@ def plot_trajectories(logs: Sequence[Any], path: str | os.PathLike, titles: Sequ
         pos = log.positions.astype(np.float64)
         act = log.arrays["active"]
         for i in range(pos.shape[1]):
-            pop = pops[int(s["populations"][i]) % 3]
+            pop = Population(int(s["populations"][i])).name.lower()
             col = np.array(COLORS[pop]) / 255
             alive = np.flatnonzero(act[:, i])
             if alive.size == 0:
@@ -484,9 +484,9 @@ def plot_trajectories(logs: Sequence[Any], path: str | os.PathLike, titles: Sequ
             ax.plot(*p[0], "o", ms=3, color=col, zorder=3)
             if learned:
                 ax.plot(*log.arrays["goals"][0, i], "x", ms=5, color=col, zorder=3)
-                if (log.arrays["statuses"][:, i] == STATUSES.index("collided")).any():
-                    t = int(np.argmax(log.arrays["statuses"][:, i] == STATUSES.index(
-                        "collided")))
+                hit = log.arrays["statuses"][:, i] == Status.COLLIDED
+                if hit.any():
+                    t = int(np.argmax(hit))
                     ax.plot(*pos[t, i], "x", ms=8, mew=2, color="red", zorder=4)
         ax.set_xlim(x0, x1)
         ax.set_ylim(y0, y1)
@@ -566,7 +566,7 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
             ``trajectories``, ``logs`` below -1, a ``debug_agent`` that is not a slot, a seed
             outside the evaluation seeds, an unknown video format, or an unusable policy.
     """
-    from .env import OrcaEnv  # noqa: PLC0415
+    from .environment import OrcaEnv  # noqa: PLC0415
 
     for arg, value, least in (("videos", videos, 0), ("trajectories", trajectories, 0),
                               ("logs", logs, -1)):

@@ -32,14 +32,11 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-__all__ = ["obs_size", "obs_bounds", "build_observations", "STATE_FEATURES"]
+__all__ = ["obs_size", "obs_bounds", "make_space", "build_observations"]
 
 OWN = 8
 PER_AGENT = 6
 PER_SEGMENT = 5
-#: Per-agent features of ``state()``: px, py, vx, vy, gx, gy, radius, max_speed, active,
-#: learned (1) / crowd (0).
-STATE_FEATURES = 10
 
 
 def obs_size(k: int, m: int) -> int:

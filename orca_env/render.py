@@ -13,7 +13,7 @@ key                 meaning                                                     
 ==================  ==========================================================  ==========
 positions           ``(n, 2)`` float, metres, world frame                       yes
 radii               ``(n,)`` float, metres                                      yes
-populations         ``(n,)`` int: 0 learned, 1 orca, 2 non-reactive             yes
+populations         ``(n,)`` int, :class:`~orca_env.codes.Population` codes     yes
 active              ``(n,)`` bool: still in the simulation                      yes
 obstacles           list of ``(k, 2)`` counter-clockwise polygons               no
 boundary            ``(k, 2)`` outline of the walkable region or ``None``       no
@@ -23,7 +23,7 @@ velocities          ``(n, 2)`` m/s (drawn as solid arrows)                      
 pref_velocities     ``(n, 2)`` m/s (drawn as thin arrows)                       no
 goals               ``(n, 2)`` metres                                           no
 targets             ``(n, 2)`` guidance waypoints (drawn where != goal)         no
-statuses            ``(n,)`` int, index into :data:`STATUSES`                   no
+statuses            ``(n,)`` int, :class:`~orca_env.codes.Status` codes          no
 step                int, steps since reset                                      no
 title               str, shown in the overlay                                   no
 selected            int slot of the agent of the debug layer (-1: none)         no
@@ -47,11 +47,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Renderer", "VideoWriter", "write_video", "STATUSES", "COLORS", "fit_view",
-           "frame_size"]
+from .codes import STATUSES, Population, Status
 
-#: Status codes of the ``statuses`` array (the same strings and order as ``orca_env.env``).
-STATUSES = ("active", "at_goal", "collided", "deadlocked", "timed_out")
+__all__ = ["Renderer", "VideoWriter", "write_video", "COLORS", "fit_view", "frame_size"]
+
 
 #: RGB colours: populations (fill) and statuses (ring).
 COLORS = {
@@ -74,7 +73,7 @@ COLORS = {
     "forbidden": (250, 200, 200),
     "inset": (255, 255, 255),
 }
-_POP_NAMES = ("learned", "orca", "non_reactive")
+_POP_NAMES = tuple(p.name.lower() for p in Population)
 
 
 def frame_size(bounds: tuple[float, float, float, float], size: int) -> tuple[int, int]:
@@ -260,13 +259,13 @@ class Renderer:
             tr = self._to_px(self._trail[-self._trail_len:])
             faded = [_mix(COLORS[p], COLORS["background"], 0.55) for p in _POP_NAMES]
             for i in live:
-                pg.draw.lines(surf, faded[pops[i] % 3], False, tr[:, i].tolist(), 1)
+                pg.draw.lines(surf, faded[pops[i]], False, tr[:, i].tolist(), 1)
         goals = data.get("goals")
         if goals is not None:
             gpx = self._to_px(goals)
             for i in live:
-                col = COLORS[_POP_NAMES[pops[i] % 3]]
-                if pops[i] == 0 or few:
+                col = COLORS[_POP_NAMES[pops[i]]]
+                if pops[i] == Population.LEARNED or few:
                     _cross(pg, surf, col, gpx[i], max(3.0, 0.6 * rpx[i]))
         targets = data.get("targets")
         if targets is not None and goals is not None:
@@ -275,7 +274,7 @@ class Renderer:
             if guided.size:
                 tpx = self._to_px(t)
                 for i in guided:
-                    if pops[i] == 0 or few:
+                    if pops[i] == Population.LEARNED or few:
                         pg.draw.line(surf, COLORS["waypoint"], px[i], tpx[i], 1)
                     _diamond(pg, surf, COLORS["waypoint"], tpx[i], 4)
 
@@ -283,16 +282,16 @@ class Renderer:
         sel = data.get("selected", self.debug_agent)
         sel = -1 if sel is None else int(sel)
         for i in live:
-            fill = COLORS[_POP_NAMES[pops[i] % 3]]
+            fill = COLORS[_POP_NAMES[pops[i]]]
             st = int(statuses[i])
             pg.draw.circle(surf, fill, px[i], rpx[i])
-            if st > 0:
+            if st != Status.ACTIVE:
                 ring = COLORS[STATUSES[st]]
                 pg.draw.circle(surf, ring, px[i], rpx[i], max(2, int(rpx[i] * 0.35)))
             if i == sel:
                 pg.draw.circle(surf, COLORS["selected"], px[i], rpx[i] + 3, 2)
         # Collided agents that left the simulation stay visible as a red cross where they hit.
-        for i in np.flatnonzero(~active & (statuses == 2)):
+        for i in np.flatnonzero(~active & (statuses == Status.COLLIDED)):
             _cross(pg, surf, COLORS["collided"], px[i], max(4.0, rpx[i]))
 
         # Arrows: velocity (dark, solid) and preferred velocity (thin, red).
@@ -304,7 +303,7 @@ class Renderer:
                 continue
             v = np.asarray(v, dtype=np.float64)
             for i in live:
-                if pops[i] != 0 and not few:
+                if pops[i] != Population.LEARNED and not few:
                     continue
                 d = v[i] * k
                 if d[0] * d[0] + d[1] * d[1] < 4.0:
@@ -378,9 +377,10 @@ class Renderer:
 
     def _draw_overlay(self, surf: Any, data: Mapping[str, Any], statuses: np.ndarray,
                       active: np.ndarray, pops: np.ndarray) -> None:
-        learned = pops == 0
+        learned = pops == Population.LEARNED
         counts = [f"active {int((active & learned).sum())}/{int(learned.sum())}"]
-        for code, name in ((1, "at goal"), (2, "collided"), (3, "stalled")):
+        for code, name in ((Status.AT_GOAL, "at goal"), (Status.COLLIDED, "collided"),
+                           (Status.DEADLOCKED, "stalled")):
             counts.append(f"{name} {int((learned & (statuses == code)).sum())}")
         head = []
         if data.get("title"):
@@ -393,8 +393,8 @@ class Renderer:
         crowd = ~learned
         if crowd.any():
             lines.append(f"crowd: active {int((active & crowd).sum())}/{int(crowd.sum())}   "
-                         f"at goal {int((crowd & (statuses == 1)).sum())}   "
-                         f"stalled {int((crowd & (statuses == 3)).sum())}")
+                         f"at goal {int((crowd & (statuses == Status.AT_GOAL)).sum())}   "
+                         f"stalled {int((crowd & (statuses == Status.DEADLOCKED)).sum())}")
         y = 6
         for text in lines:
             img = self._font.render(text, True, COLORS["text"])

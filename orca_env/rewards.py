@@ -326,7 +326,7 @@ def step_kernel_outcomes(live, reached, crash, stalled, moving, at_goal, crowd, 
                          renew):
     """Terminations, truncations, statuses and goal behaviours after a step.
 
-    Status codes index ``orca_env.env.STATUSES`` (0 active, 1 at_goal, 2 collided,
+    Status codes index ``orca_env.codes.STATUSES`` (0 active, 1 at_goal, 2 collided,
     3 deadlocked, 4 timed_out); goal behaviours are 0 stop, 1 stay, 2 new_goal.
 
     Args:

@@ -1,6 +1,6 @@
 """A stable-baselines3 ``VecEnv`` in which every learned agent is one batch entry.
 
-Parameter sharing: ``n_envs`` copies of :class:`orca_env.env.OrcaEnv`, each with ``L`` learned
+Parameter sharing: ``n_envs`` copies of :class:`orca_env.OrcaEnv`, each with ``L`` learned
 agents (``len(possible_agents)``), give a ``VecEnv`` of fixed size ``num_envs = n_envs * L``.
 Entry ``e * L + k`` is agent ``agent_k`` of copy ``e``. One policy acts for all entries.
 
@@ -56,7 +56,7 @@ class SB3VecEnv(VecEnv):
     """``n_envs`` env copies, one ``VecEnv`` entry per learned agent (see the module docstring).
 
     Args:
-        env_fns: One callable per copy returning a new :class:`orca_env.env.OrcaEnv`; every copy
+        env_fns: One callable per copy returning a new :class:`orca_env.OrcaEnv`; every copy
             must have the same agents and spaces.
 
     Attributes:
@@ -290,7 +290,7 @@ def make_vec_env(config: Any = None, n_envs: int = 1, render_mode: str | None = 
         render_mode: ``None`` or ``"rgb_array"`` (for ``VecVideoRecorder``).
         **env_kwargs: Overrides of config keys.
     """
-    from ..env import parallel_env  # noqa: PLC0415  (keeps this module light to import)
+    from ..environment import parallel_env  # noqa: PLC0415  (keeps this module light to import)
 
     if not isinstance(n_envs, int) or n_envs < 1:
         raise ValueError(f"n_envs must be a positive integer, got {n_envs!r}")

@@ -18,12 +18,25 @@ def make(name="crowdnav_circle_v0", **kw):
     return orca_env.parallel_env(scenario=name, **{**SMALL.get(name, {}), **kw})
 
 
-def test_import_is_light_and_sim_alias():
+def test_import_is_light_and_names_are_plain():
     code = ("import sys, orca_env; assert 'numba' not in sys.modules; "
-            "assert 'pettingzoo' not in sys.modules; import orca_env.sim, orca_env.core; "
-            "assert orca_env.sim is orca_env.core; assert callable(orca_env.env); "
-            "from orca_env.env import OrcaEnv; assert callable(orca_env.env)")
+            "assert 'pettingzoo' not in sys.modules; import orca_env.core; "
+            "import types, inspect; "
+            "assert type(orca_env) is types.ModuleType; "
+            "assert inspect.isclass(orca_env.OrcaEnv); "
+            "assert all(inspect.isfunction(getattr(orca_env, f)) "
+            "for f in ('parallel_env', 'env', 'raw_env')); "
+            "import orca_env.environment as m; assert m.OrcaEnv is orca_env.OrcaEnv; "
+            "assert inspect.isfunction(orca_env.env); "
+            "assert not hasattr(orca_env, 'sim')")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_raw_env_is_the_unwrapped_aec_env():
+    from pettingzoo.utils.conversions import parallel_to_aec_wrapper
+    raw = orca_env.raw_env(scenario="crowdnav_square_v0")
+    assert isinstance(raw, parallel_to_aec_wrapper)
+    api_test(raw, num_cycles=20)
 
 
 @pytest.mark.parametrize("name", ["crowdnav_circle_v0", "corridor_v0", "random_obstacles_v0"])

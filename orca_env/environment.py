@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import warnings
 from typing import Any
 
@@ -10,12 +9,13 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
-from pettingzoo.utils import parallel_to_aec
+from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
+from .codes import STATE_FEATURES, STATUSES, GoalBehavior, Population, StateField, code_of
 from .config import EnvConfig, GroupConfig, load_config, parse_section
 from .core import Simulator
 from .guidance import Roadmap
-from .observations import STATE_FEATURES, build_observations, make_space
+from .observations import build_observations, make_space
 from .rewards import (
     TERMS,
     agent_collisions,
@@ -29,14 +29,8 @@ from .rewards import (
 )
 from .scenarios import make_scenario
 
-__all__ = ["OrcaEnv", "parallel_env", "env", "STATUSES"]
+__all__ = ["OrcaEnv", "parallel_env", "env", "raw_env"]
 
-LEARNED, ORCA, NON_REACTIVE = 0, 1, 2
-_POP_CODE = {"learned": LEARNED, "orca": ORCA, "non_reactive": NON_REACTIVE}
-STOP, STAY, NEW_GOAL = 0, 1, 2
-_GOAL_CODE = {"stop": STOP, "stay": STAY, "new_goal": NEW_GOAL}
-#: Values of ``infos[agent]['status']``.
-STATUSES = ("active", "at_goal", "collided", "deadlocked", "timed_out")
 _ORCA_PARAMS = ("neighbor_dist", "max_neighbors", "time_horizon", "time_horizon_obst")
 
 
@@ -222,8 +216,8 @@ class OrcaEnv(ParallelEnv):
             nz = g.noise if g.noise is not None else default_noise
             names.append(g.name or f"{g.population}_{g_idx}")
             for _ in range(g.count):
-                pop.append(_POP_CODE[g.population])
-                goal_b.append(_GOAL_CODE[g.on_goal])
+                pop.append(code_of(Population, g.population))
+                goal_b.append(code_of(GoalBehavior, g.on_goal))
                 gid.append(g_idx)
                 for k in params:
                     v = getattr(g, k)
@@ -233,7 +227,7 @@ class OrcaEnv(ParallelEnv):
                                                             and not g.safety_layer)
                 resp.append(0.0 if unsafe else 1.0)
         self._pop = np.array(pop, dtype=np.int64)
-        if not np.any(self._pop == LEARNED):
+        if not np.any(self._pop == Population.LEARNED):
             raise ValueError("config key 'groups' must contain at least one learned agent "
                              "(population: learned, count >= 1)")
         self._n = self._pop.size
@@ -250,14 +244,14 @@ class OrcaEnv(ParallelEnv):
         self._no_noise = np.zeros(0)
         self._no_slots = np.zeros(0, dtype=np.int64)
         self._resp = np.array(resp, dtype=np.float64)
-        self._unsafe = (self._pop == LEARNED) & (self._resp == 0.0)
-        self._learned_slots = np.flatnonzero(self._pop == LEARNED)
+        self._unsafe = (self._pop == Population.LEARNED) & (self._resp == 0.0)
+        self._learned_slots = np.flatnonzero(self._pop == Population.LEARNED)
         tol = self.config.collision_tolerance
         if tol >= self._radius.min():
             raise ValueError(f"config key 'collision_tolerance' must be below the smallest agent "
                              f"radius ({self._radius.min()!r} m), or contacts with walls would "
                              f"never count; got {tol!r}")
-        self._crowd = self._pop != LEARNED
+        self._crowd = self._pop != Population.LEARNED
 
     # -- PettingZoo API --------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Box:
@@ -621,13 +615,14 @@ class OrcaEnv(ParallelEnv):
         if self.sim is None:
             raise RuntimeError("state() called before reset()")
         s = np.empty((self._n, STATE_FEATURES), dtype=np.float32)
-        s[:, 0:2] = self.sim.positions
-        s[:, 2:4] = self.sim.velocities
-        s[:, 4:6] = self._goals
-        s[:, 6] = self._radius
-        s[:, 7] = self._max_speed
-        s[:, 8] = self.sim.active
-        s[:, 9] = self._pop == LEARNED
+        f = StateField
+        s[:, f.PX:f.PY + 1] = self.sim.positions
+        s[:, f.VX:f.VY + 1] = self.sim.velocities
+        s[:, f.GX:f.GY + 1] = self._goals
+        s[:, f.RADIUS] = self._radius
+        s[:, f.MAX_SPEED] = self._max_speed
+        s[:, f.ACTIVE] = self.sim.active
+        s[:, f.LEARNED] = self._pop == Population.LEARNED
         return s.reshape(-1)
 
     def heuristic_actions(self) -> dict:
@@ -702,20 +697,12 @@ def parallel_env(config: Any = None, **kwargs: Any) -> OrcaEnv:
     return OrcaEnv(config, **kwargs)
 
 
+def raw_env(config: Any = None, **kwargs: Any):
+    """The AEC version without PettingZoo's order-enforcing wrapper."""
+    return parallel_to_aec_wrapper(OrcaEnv(config, **kwargs))
+
+
 def env(config: Any = None, **kwargs: Any):
-    """The AEC version, via PettingZoo's ``parallel_to_aec`` conversion."""
+    """The AEC version (PettingZoo's ``parallel_to_aec``, with its order-enforcing wrapper)."""
     return parallel_to_aec(OrcaEnv(config, **kwargs))
 
-
-class _CallableModule(type(warnings)):
-    """``orca_env.env`` is both this module and the AEC constructor.
-
-    Calling the module calls :func:`env` (the import system binds the package attribute to the
-    module).
-    """
-
-    def __call__(self, config: Any = None, **kwargs: Any):
-        return env(config, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
