@@ -63,8 +63,8 @@ from typing import Any
 import numpy as np
 
 from . import __version__
-from .codes import Population, Status
 from .baselines import OrcaPolicy, RandomPolicy
+from .codes import Population, Status
 from .episode_log import EpisodeRecorder, snapshot
 
 __all__ = ["EVAL_SEED_BASE", "EVAL_SEEDS", "METRICS", "DEFAULT_LOADER", "Policy", "OrcaPolicy",

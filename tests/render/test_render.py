@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from orca_env import OrcaEnv
-from orca_env.episode_log import snapshot
 from orca_env.codes import STATUSES
+from orca_env.episode_log import snapshot
 from orca_env.render import Renderer, VideoWriter, fit_view, frame_size, write_video
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
