@@ -494,7 +494,7 @@ def _video_from_log(eval_dir: str, seed: int) -> str | None:
     Only a missing or failing video backend (pygame, imageio, ffmpeg: import, OS and pygame
     errors) is caught: the numbers stand without the video. Returns the path, or ``None``.
     """
-    from orca_env.episode_log import replay  # noqa: PLC0415
+    from orca_env.evaluation.episode_log import replay  # noqa: PLC0415
 
     try:
         return replay(os.path.join(eval_dir, "logs", f"episode_{seed}.npz"),

@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None, prog: str = "python -m orca_env.evaluate
         if args.print_hash:
             print(report_hash(report))
         return 0
-    from .episode_log import replay  # noqa: PLC0415
+    from .evaluation import replay  # noqa: PLC0415
 
     path = replay(args.log, video=args.video, fps=args.fps, size=args.size)
     if path:

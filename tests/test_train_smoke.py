@@ -221,8 +221,8 @@ def test_ship_replaces_the_destination(tmp_path):
 
 def test_compare_survives_a_missing_video_backend_without_re_running(tmp_path, monkeypatch,
                                                                       capsys):
-    import orca_env.episode_log
     import orca_env.evaluation
+    import orca_env.evaluation.episode_log
 
     cfg_path = tiny_config(tmp_path, n_timesteps=128)
     run_dir = tmp_path / "run"
@@ -237,7 +237,7 @@ def test_compare_survives_a_missing_video_backend_without_re_running(tmp_path, m
     def no_backend(*a, **k):
         raise ImportError("No module named 'pygame'")
 
-    monkeypatch.setattr(orca_env.episode_log, "replay", no_backend)
+    monkeypatch.setattr(orca_env.evaluation.episode_log, "replay", no_backend)
     capsys.readouterr()
     reports = train.compare(cfg, str(run_dir))
     assert len(calls) == 3 and set(reports) == {"trained+safety", "pure ORCA",
@@ -248,7 +248,7 @@ def test_compare_survives_a_missing_video_backend_without_re_running(tmp_path, m
     def broken(*a, **k):
         raise ValueError("a bug, not a missing backend")
 
-    monkeypatch.setattr(orca_env.episode_log, "replay", broken)
+    monkeypatch.setattr(orca_env.evaluation.episode_log, "replay", broken)
     with pytest.raises(ValueError, match="a bug"):
         train.compare(cfg, str(run_dir))
 

@@ -5,8 +5,8 @@ import os
 import numpy as np
 
 from orca_env import OrcaEnv
-from orca_env.episode_log import EpisodeRecorder, load_log, replay, snapshot
 from orca_env.evaluate import main
+from orca_env.evaluation import EpisodeRecorder, load_log, replay, snapshot
 from orca_env.render import STATUSES, Renderer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

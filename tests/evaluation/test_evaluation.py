@@ -244,8 +244,7 @@ def test_builtin_names_win_over_folders_in_the_cwd(tmp_path, monkeypatch):
 def test_plot_trajectories_leaves_the_matplotlib_backend_alone(tmp_path):
     import matplotlib
 
-    from orca_env.episode_log import load_log
-    from orca_env.evaluation import plot_trajectories
+    from orca_env.evaluation import load_log, plot_trajectories
 
     evaluate(CROWDNAV, "orca", episodes=1, out_dir=str(tmp_path), logs=1,
              overrides={"max_steps": 10})

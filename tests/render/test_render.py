@@ -10,7 +10,7 @@ import pytest
 
 from orca_env import OrcaEnv
 from orca_env.codes import STATUSES
-from orca_env.episode_log import snapshot
+from orca_env.evaluation import snapshot
 from orca_env.render import Renderer, VideoWriter, fit_view, frame_size, write_video
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -41,7 +41,7 @@ def test_rgb_array_frames_have_shape_dtype_and_change(config):
 def test_render_mode_none_never_starts_pygame():
     code = (
         "import sys, warnings\n"
-        "import orca_env.render, orca_env.episode_log, orca_env.evaluation\n"
+        "import orca_env.render, orca_env.evaluation.episode_log, orca_env.evaluation\n"
         "from orca_env import OrcaEnv\n"
         "from orca_env.evaluation import evaluate\n"
         f"env = OrcaEnv({CROWDNAV!r})\n"

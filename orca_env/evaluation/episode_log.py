@@ -265,7 +265,7 @@ def replay(log: EpisodeLog | str | os.PathLike, *, video: str | os.PathLike | No
     Returns:
         The path of the video written, or ``None``.
     """
-    from .render import Renderer, VideoWriter  # noqa: PLC0415
+    from ..render import Renderer, VideoWriter  # noqa: PLC0415
 
     if not isinstance(log, EpisodeLog):
         log = EpisodeLog.load(log)

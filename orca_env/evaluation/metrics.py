@@ -1,0 +1,202 @@
+"""Evaluation metrics: definitions, aggregates with 95% intervals, the canonical report, CSV, table.
+
+Metrics
+-------
+Per episode, over the learned agents (``agent_0 ..``); see :data:`METRICS` for units and the
+exact definitions. Outcomes are final statuses: ``success`` (at_goal), ``timeout`` (timed_out)
+and ``deadlock`` (truncated as deadlocked) are exclusive; ``collision`` counts an agent that
+collided at least once (with ``on_collision: continue`` it may still succeed), split into
+agent-agent and agent-obstacle (an agent can have both). ``time_to_goal`` and ``path_ratio``
+average over the agents that reached their goal only, so they are survivor-biased: compare them
+between policies only when the success rates are similar.
+
+Aggregates are means over episodes of the per-episode values with a 95% confidence interval
+``[ci95_low, ci95_high]`` (see :func:`aggregate`): Wilson score for the 0/1 metric
+``all_success``, Student-t clipped to [0, 1] for the fractions, Student-t otherwise. Metrics
+that are undefined in an episode (``time_to_goal`` without a success, ``makespan`` unless every
+learned agent succeeded) are left out of their mean, and ``n`` says how many episodes count.
+
+The report's JSON (:func:`report_json`) is canonical: sorted keys and shortest round-trip
+floats, so :func:`report_hash` identifies a result bit for bit.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+import os
+from collections.abc import Sequence
+
+__all__ = ["METRICS", "t95", "wilson95", "aggregate", "format_ci", "report_json", "report_hash",
+           "write_csv", "format_table"]
+
+#: Metric name -> (unit, definition). Per-episode values; the aggregate averages them.
+METRICS: dict[str, tuple[str, str]] = {
+    "success_rate": ("fraction", "learned agents whose final status is at_goal"),
+    "collision_rate": ("fraction", "learned agents that collided at least once (agent or "
+                                   "obstacle)"),
+    "agent_collision_rate": ("fraction", "learned agents that hit another agent at least once"),
+    "obstacle_collision_rate": ("fraction", "learned agents that hit an obstacle (or the "
+                                            "boundary) at least once"),
+    "timeout_rate": ("fraction", "learned agents whose final status is timed_out"),
+    "deadlock_rate": ("fraction", "learned agents whose final status is deadlocked"),
+    "all_success": ("0/1", "every learned agent reached its goal"),
+    "time_to_goal": ("s", "mean time at which successful agents reached their goal (averaged "
+                          "over the agents that reached it only: survivor-biased when success "
+                          "rates differ)"),
+    "makespan": ("s", "time at which the last learned agent reached its goal (only when all "
+                      "succeed)"),
+    "path_ratio": ("ratio", "successful agents: distance travelled / initial distance to goal "
+                            "(straight line, or roadmap path length with guidance); can be "
+                            "slightly below 1 since the goal counts as reached within a "
+                            "tolerance; averaged over the agents that reached their goal only "
+                            "(survivor-biased when success rates differ)"),
+    "min_separation": ("m", "smallest clearance (distance minus radii) from a learned agent to "
+                            "any agent or obstacle within its observation range, over the "
+                            "episode"),
+    "intervention": ("m/s", "mean |safe velocity - preferred velocity| over learned agent-steps "
+                            "(how much ORCA changed the actions)"),
+    "lp3_rate": ("fraction", "learned agent-steps where ORCA's LP was infeasible and LP3 "
+                             "(least violation) ran"),
+    "episode_return": ("reward", "mean over learned agents of the summed reward"),
+    "episode_steps": ("steps", "steps until the episode ended"),
+}
+
+_Z95 = 1.959963984540054
+
+# Two-sided 95% Student-t quantiles, df = 1 .. 30.
+_T95 = (12.706204736, 4.302652730, 3.182446305, 2.776445105, 2.570581836, 2.446911851,
+        2.364624252, 2.306004135, 2.262157163, 2.228138852, 2.200985160, 2.178812830,
+        2.160368656, 2.144786688, 2.131449546, 2.119905299, 2.109815578, 2.100922040,
+        2.093024054, 2.085963447, 2.079613845, 2.073873068, 2.068657610, 2.063898562,
+        2.059538553, 2.055529439, 2.051830516, 2.048407142, 2.045229642, 2.042272456)
+
+
+def t95(df: int) -> float:
+    """Two-sided 95% Student-t quantile with ``df`` degrees of freedom (``df >= 1``)."""
+    if df <= 30:
+        return _T95[df - 1]
+    # Cornish-Fisher expansion around the normal quantile; error < 1e-5 for df > 30.
+    z = _Z95
+    return (z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
+            + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3))
+
+
+def wilson95(successes: float, n: int) -> tuple[float, float]:
+    """The 95% Wilson score interval ``(low, high)`` of a proportion ``successes / n``.
+
+    Unlike the Student-t interval it stays in [0, 1] and has a positive width when every trial
+    agrees (20 successes out of 20 give about [0.84, 1]).
+    """
+    p = successes / n
+    z2 = _Z95 * _Z95
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = _Z95 / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def aggregate(episodes: Sequence[dict]) -> dict:
+    """``{metric: {"mean", "ci95_low", "ci95_high", "ci95", "ci_method", "n"}}``.
+
+    Over the episodes' defined values: ``mean`` is their mean (``None`` when no episode defines
+    the metric) and ``[ci95_low, ci95_high]`` a 95% confidence interval of it, by
+    ``ci_method``:
+
+    * ``wilson`` for the 0/1 metric (``all_success``): the Wilson score interval of the
+      proportion of episodes (defined from one episode on; never zero width, never outside
+      [0, 1]);
+    * ``t_clipped`` for the fractions (unit ``fraction``): the Student-t interval of the mean,
+      clipped to [0, 1] (zero width when every episode has the same value: the episodes agreed,
+      the rate is not known exactly);
+    * ``t`` for the rest: the Student-t interval, ``mean +- ci95``.
+
+    ``ci95`` is half the interval's width, ``(ci95_high - ci95_low) / 2``; the interval is
+    centred on the mean only for ``t``, so read the bounds for the others. Intervals from
+    Student-t need two values (``None`` otherwise).
+    """
+    out = {}
+    for key, (unit, _) in METRICS.items():
+        vals = [float(e[key]) for e in episodes if e.get(key) is not None]
+        n = len(vals)
+        method = "wilson" if unit == "0/1" else "t_clipped" if unit == "fraction" else "t"
+        row = {"mean": None, "ci95_low": None, "ci95_high": None, "ci95": None,
+               "ci_method": method, "n": n}
+        out[key] = row
+        if n == 0:
+            continue
+        mean = math.fsum(vals) / n
+        row["mean"] = mean
+        if method == "wilson":
+            lo, hi = wilson95(math.fsum(vals), n)
+        elif n > 1:
+            var = math.fsum((v - mean) ** 2 for v in vals) / (n - 1)
+            half = t95(n - 1) * math.sqrt(var / n)
+            lo, hi = mean - half, mean + half
+            if method == "t_clipped":
+                lo, hi = max(0.0, lo), min(1.0, hi)
+        else:
+            continue
+        row["ci95_low"], row["ci95_high"] = lo, hi
+        row["ci95"] = (hi - lo) / 2
+    return out
+
+
+def format_ci(a: dict, digits: int = 3) -> str:
+    """An aggregate's 95% interval as text.
+
+    ``[low, high]`` for bounded metrics, ``+-half`` for ``t`` ones, ``-`` when undefined.
+    """
+    if a["ci95_low"] is None:
+        return "-"
+    if a["ci_method"] == "t":
+        return f"+-{a['ci95']:.{digits}g}"
+    return f"[{a['ci95_low']:.{digits}g}, {a['ci95_high']:.{digits}g}]"
+
+
+def report_json(report: dict) -> str:
+    """The canonical JSON text of a report (sorted keys, shortest round-trip floats)."""
+    return json.dumps(report, sort_keys=True, indent=1, allow_nan=False) + "\n"
+
+
+def report_hash(report: dict) -> str:
+    """SHA-256 of :func:`report_json`."""
+    return hashlib.sha256(report_json(report).encode("utf-8")).hexdigest()
+
+
+def write_csv(episodes: Sequence[dict], path: str | os.PathLike) -> None:
+    """One row per episode: seed and every metric (empty when undefined)."""
+    keys = ["seed", *METRICS]
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(keys)
+    for e in episodes:
+        w.writerow(["" if e.get(k) is None else repr(e[k]) if isinstance(e[k], float) else e[k]
+                    for k in keys])
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        fh.write(buf.getvalue())
+
+
+def format_table(report: dict) -> str:
+    """A plain-text table of the aggregate metrics (the CI column as :func:`format_ci`)."""
+    agg = report["aggregate"]
+    head = (f"policy {report['policy']}  scenario {report['config']['scenario']}  "
+            f"episodes {report['num_episodes']}  seeds {report['seeds'][0]}.."
+            f"{report['seeds'][-1]}" if report["seeds"] else "no episodes")
+    rows = [("metric", "mean", "95% CI", "n", "unit")]
+    for key, (unit, _) in METRICS.items():
+        a = agg[key]
+        mean = "-" if a["mean"] is None else f"{a['mean']:.4g}"
+        rows.append((key, mean, format_ci(a), str(a["n"]), unit))
+    widths = [max(len(r[c]) for r in rows) for c in range(5)]
+    lines = [head]
+    for j, r in enumerate(rows):
+        lines.append("  ".join(s.ljust(w) if c in (0, 4) else s.rjust(w)
+                               for c, (s, w) in enumerate(zip(r, widths, strict=True))).rstrip())
+        if j == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    lines.append("95% CI: [low, high] for rates (Wilson score for 0/1, Student-t clipped to [0, 1] "
+                 "for fractions), +- Student-t half-width otherwise")
+    return "\n".join(lines)
