@@ -5,7 +5,7 @@ import os
 import numpy as np
 
 from orca_env import OrcaEnv
-from orca_env.evaluate import main
+from orca_env.cli import main
 from orca_env.evaluation import EpisodeRecorder, load_log, replay, snapshot
 from orca_env.render import STATUSES, Renderer
 
@@ -87,9 +87,7 @@ def test_replay_cli_writes_a_video(tmp_path):
 
 
 def test_orca_env_console_script_entry(tmp_path, capsys):
-    from orca_env.cli import main as cli_main
-
-    assert cli_main(["eval", CROWDNAV, "--episodes", "1", "--quiet", "--print-hash"]) == 0
+    assert main(["eval", CROWDNAV, "--episodes", "1", "--quiet", "--print-hash"]) == 0
     digest = capsys.readouterr().out.strip()
     assert len(digest) == 64
 

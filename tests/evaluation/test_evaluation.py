@@ -162,7 +162,7 @@ def test_identical_json_twice_in_process_and_in_a_subprocess(tmp_path):
     with open(tmp_path / "a" / "metrics.json", "rb") as fh:
         assert hashlib.sha256(fh.read()).hexdigest() == h1
     out = subprocess.run(
-        [sys.executable, "-m", "orca_env.evaluate", "eval", BOTTLENECK, "--episodes", "3",
+        [sys.executable, "-m", "orca_env", "eval", BOTTLENECK, "--episodes", "3",
          "--set", "max_steps=60", "--quiet", "--print-hash", "--out", str(tmp_path / "b")],
         capture_output=True, text=True, timeout=600, cwd=ROOT,
         env={**os.environ, "SDL_VIDEODRIVER": "dummy", "NUMBA_NUM_THREADS": "1"})
@@ -284,7 +284,7 @@ def test_bad_evaluate_arguments_are_named(tmp_path, kwargs, match):
     (["--set", "observation..range=2"], "empty part in the key"),
 ])
 def test_bad_cli_arguments_exit_with_a_message(tmp_path, capsys, argv, match):
-    from orca_env.evaluate import main
+    from orca_env.cli import main
 
     with pytest.raises(SystemExit) as exc:
         main(["eval", CROWDNAV, "--episodes", "1", "--quiet", "--out", str(tmp_path), *argv])
