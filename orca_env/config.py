@@ -156,6 +156,9 @@ class RewardConfig:
     discomfort: float = _f(0.0, "weight of the discomfort term (CrowdNav: -0.5)", kind=float)
     discomfort_dist: float = _f(0.2, "clearance (m) below which discomfort accrues", kind=float,
                                 minimum=0.0)
+    extra: dict = _f({}, "weights of the scenario's own reward terms by name "
+                     "(Scenario.EXTRA_REWARDS); a term left out keeps the scenario's default "
+                     "weight", kind=dict)
 
 
 @dataclass
@@ -211,8 +214,16 @@ class EnvConfig:
                 setattr(self, name, cls())
 
     def to_dict(self) -> dict:
-        """A plain dict (YAML-serialisable) of the config."""
-        return dataclasses.asdict(self)
+        """A plain dict (YAML-serialisable) of the config.
+
+        ``rewards.extra`` is left out while empty (it only matters for scenarios with their own
+        reward terms), so configs without it serialise as they did before the key existed and
+        canonical reports (``metrics.json``) keep their bytes.
+        """
+        out = dataclasses.asdict(self)
+        if not out["rewards"]["extra"]:
+            del out["rewards"]["extra"]
+        return out
 
 
 _SECTIONS = {"observation": ObservationConfig, "rewards": RewardConfig, "stall": StallConfig}

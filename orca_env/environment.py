@@ -12,24 +12,22 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
 from .codes import STATE_FEATURES, STATUSES, GoalBehavior, Population, StateField, code_of
+from .collisions import agent_collisions, obstacle_collisions
 from .config import EnvConfig, GroupConfig, load_config, parse_section
 from .core import Simulator
+from .frames import frame_axes, world_to_frame
 from .guidance import Roadmap
 from .observations import build_observations, make_space
-from .rewards import (
-    TERMS,
-    agent_collisions,
-    obstacle_collisions,
-    step_kernel_actions,
-    step_kernel_goals,
-    step_kernel_outcomes,
-    step_kernel_pref,
-    step_kernel_rewards,
-    term_dicts,
-)
+from .rewards import TERMS, extra_weights, reward_terms, term_dicts
 from .scenarios import make_scenario
+from .step import clip_actions, goals_and_stalls, outcomes, preferred_velocities
 
-__all__ = ["OrcaEnv", "parallel_env", "env", "raw_env"]
+__all__ = ["OrcaEnv", "parallel_env", "env", "raw_env", "INFO_LEVELS"]
+
+#: What ``infos`` holds per agent after a step: ``full`` (everything, for evaluation and
+#: logging) or ``compact`` (only ``status``, for training: building the per-agent dicts of
+#: ``full`` costs about half a core step at 100 agents).
+INFO_LEVELS = ("full", "compact")
 
 _ORCA_PARAMS = ("neighbor_dist", "max_neighbors", "time_horizon", "time_horizon_obst")
 
@@ -125,12 +123,16 @@ class OrcaEnv(ParallelEnv):
     ``num_orca_lines``, ``used_lp3``, ``position_corrected``, ``distance_to_goal`` (path length
     with guidance), ``nearest_separation`` (clearance in m to the nearest agent or obstacle
     within the observation range; inf if none), ``collided_with`` (None, 'agent', 'obstacle').
+    ``reward_terms`` holds the scenario's own terms too (``reward_term_names``). With
+    ``infos="compact"`` the infos of a step hold only ``status`` (``reset`` still returns the full
+    dicts); the training adapters use it, since the full dicts cost about half a core step.
 
     ## Arguments
 
-    ``OrcaEnv(config=None, **kwargs)``: ``config`` is a YAML path, a dict or an ``EnvConfig``;
-    every config key can be passed as a keyword (nested sections merge). See
-    :mod:`orca_env.config`.
+    ``OrcaEnv(config=None, *, infos="full", **kwargs)``: ``config`` is a YAML path, a dict or an
+    ``EnvConfig``; every config key can be passed as a keyword (nested sections merge). See
+    :mod:`orca_env.config`. ``infos`` is ``"full"`` or ``"compact"`` (see Infos): it changes what
+    is reported, never the episode.
 
     ## Version History
 
@@ -140,7 +142,9 @@ class OrcaEnv(ParallelEnv):
     metadata = {"name": "orca_v0", "render_modes": ["human", "rgb_array"],
                 "is_parallelizable": True, "render_fps": 4}
 
-    def __init__(self, config: Any = None, **kwargs: Any) -> None:
+    def __init__(self, config: Any = None, *, infos: str = "full", **kwargs: Any) -> None:
+        if infos not in INFO_LEVELS:
+            raise ValueError(f"infos must be one of {list(INFO_LEVELS)}, got {infos!r}")
         self.config: EnvConfig = load_config(config, **kwargs)
         cfg = self.config
         self.scenario = make_scenario(cfg.scenario, **cfg.scenario_kwargs)
@@ -166,13 +170,22 @@ class OrcaEnv(ParallelEnv):
                              f"{sc.name} has none")
         rw = cfg.rewards
         self._weights = np.array([getattr(rw, t) for t in TERMS], dtype=np.float64)
+        # The scenario's own reward terms and observation features (its hooks).
+        self._extra_terms = tuple(sc.EXTRA_REWARDS)
+        self._extra_weights = extra_weights(sc.EXTRA_REWARDS, rw.extra, sc.name)
+        #: Names of the reward terms, built-in then the scenario's, as in ``reward_terms``.
+        self.reward_term_names = TERMS + self._extra_terms
+        self._extra_obs = tuple(sc.EXTRA_OBSERVATIONS)
+        #: ``"full"`` or ``"compact"``: see the Infos section of the class docstring.
+        self.infos = infos
+        self._full_infos = infos == "full"
 
         self.possible_agents = [f"agent_{k}" for k in range(self._learned_slots.size)]
         v_max = float(self._max_speed.max())
         r_max = float(self._radius.max())
         self.observation_spaces = {
             a: make_space(self.num_obs_agents, self.num_obs_obstacles, self.obs_range, v_max,
-                          r_max) for a in self.possible_agents}
+                          r_max, self._extra_obs) for a in self.possible_agents}
         self.action_spaces = {a: spaces.Box(-1.0, 1.0, (2,), dtype=np.float32)
                               for a in self.possible_agents}
         n = self._n
@@ -294,7 +307,7 @@ class OrcaEnv(ParallelEnv):
             sim.add_boundary(np.asarray(world.boundary, dtype=np.float64))
         sim.process_obstacles()
         self.world = world
-        starts, goals = sc.place_agents(rng, sim, self._radius, self._group)
+        starts, goals = sc.place_agents(rng, sim, self._radius)
         starts = np.asarray(starts, dtype=np.float64)
         goals = np.asarray(goals, dtype=np.float64)
         if starts.shape != (self._n, 2) or goals.shape != (self._n, 2):
@@ -384,7 +397,19 @@ class OrcaEnv(ParallelEnv):
                            np.ascontiguousarray(nbr[:, :kk]), np.ascontiguousarray(seg),
                            np.ascontiguousarray(closest), self._obst_dirs, self._world_frame,
                            self._obs_low, self._obs_high, out)
+        if self._extra_obs:
+            f = self._hook_output("observation_features", slots, len(self._extra_obs))
+            b = self._obs_low.shape[0] - len(self._extra_obs)
+            out[:, b:] = np.clip(f.astype(np.float32), self._obs_low[b:], self._obs_high[b:])
         return out, sep_a, sep
+
+    def _hook_output(self, hook: str, slots: np.ndarray, width: int) -> np.ndarray:
+        """Call the scenario hook ``hook(env, slots)`` and check its ``(k, width)`` result."""
+        out = np.asarray(getattr(self.scenario, hook)(self, slots), dtype=np.float64)
+        if out.shape != (len(slots), width) or not np.isfinite(out).all():
+            raise RuntimeError(f"{self.scenario.name}.{hook} must return finite values of shape "
+                               f"({len(slots)}, {width}); got shape {out.shape}")
+        return out
 
     def _actions_to_array(self, actions: dict) -> np.ndarray:
         if not isinstance(actions, dict):
@@ -410,7 +435,7 @@ class OrcaEnv(ParallelEnv):
                 if shape != (2,):
                     raise ValueError(f"action of agent {a!r} must be 2 numbers, got "
                                      f"{actions[a]!r}")
-        bad, clipped = step_kernel_actions(act)  # clips to the box, then the norm to 1
+        bad, clipped = clip_actions(act)  # clips to the box, then the norm to 1
         if bad >= 0:
             names = [self.agents[i] for i in np.flatnonzero(~np.isfinite(act).all(axis=1))]
             raise ValueError(f"non-finite action (NaN or inf) for agent(s) {names}: "
@@ -453,7 +478,7 @@ class OrcaEnv(ParallelEnv):
         else:
             ang = mag = self._no_noise
         pref = np.empty((n, 2))
-        step_kernel_pref(pos0, self._targets, self._pref_speed, self._max_speed, ang, mag, live,
+        preferred_velocities(pos0, self._targets, self._pref_speed, self._max_speed, ang, mag, live,
                          act, self._world_frame, pref)
         sim.set_pref_velocities(pref)
         active0 = sim.active.copy()
@@ -501,7 +526,7 @@ class OrcaEnv(ParallelEnv):
         at_goal = np.empty(n, dtype=bool)
         moving = np.empty(n, dtype=bool)
         stalled = np.empty(n, dtype=bool)
-        step_kernel_goals(pos, vel, sim.active, self._parked, self._goals, self._goal_tol,
+        goals_and_stalls(pos, vel, sim.active, self._parked, self._goals, self._goal_tol,
                           self._max_speed, st.speed_fraction, st.window, self._stall, at_goal,
                           moving, stalled)
         self._update_targets()
@@ -517,9 +542,14 @@ class OrcaEnv(ParallelEnv):
         obs, sep_a, sep = self._observe(live)
         weighted = np.empty((live.size, len(TERMS)))
         reward = np.empty(live.size)
-        step_kernel_rewards(live, self._d_prev, self._path_len, self._d0, reached, collided,
-                            stalled, tele_inter, self._max_speed, self.time_step, sep_a,
-                            self.config.rewards.discomfort_dist, self._weights, weighted, reward)
+        reward_terms(live, self._d_prev, self._path_len, self._d0, reached, collided, stalled,
+                     tele_inter, self._max_speed, self.time_step, sep_a,
+                     self.config.rewards.discomfort_dist, self._weights, weighted, reward)
+        if self._extra_terms:
+            extra = self._hook_output("reward_terms", live, len(self._extra_terms))
+            extra = extra * self._extra_weights + 0.0  # + 0.0 turns -0.0 into 0.0
+            reward += extra.sum(axis=1)
+            weighted = np.concatenate([weighted, extra], axis=1)
 
         # Terminations, truncations, statuses and goal behaviours.
         term = np.empty(live.size, dtype=bool)
@@ -527,14 +557,13 @@ class OrcaEnv(ParallelEnv):
         status = np.empty(live.size, dtype=np.int64)
         leave = np.empty(n, dtype=bool)
         renew_mask = np.empty(n, dtype=bool)
-        step_kernel_outcomes(live, reached, crash, stalled, moving, at_goal, self._crowd,
-                             self._on_goal, self._step_count >= self.max_steps, st.end_episode,
-                             term, trunc, status, leave, self._parked, self._slot_status,
-                             renew_mask)
+        outcomes(live, reached, crash, stalled, moving, at_goal, self._crowd, self._on_goal,
+                 self._step_count >= self.max_steps, st.end_episode, term, trunc, status, leave,
+                 self._parked, self._slot_status, renew_mask)
         renew = np.flatnonzero(renew_mask) if renew_mask.any() else self._no_slots
         if renew.size:
             self._goals[renew] = self.scenario.new_goals(rng, sim, renew, pos, self._starts,
-                                                         self._goals, self._radius)
+                                                         self._radius)
             if self._roadmap is not None:
                 self._goal_costs[renew] = self._roadmap.goal_costs(self._goals[renew],
                                                                    self._radius[renew])
@@ -552,19 +581,22 @@ class OrcaEnv(ParallelEnv):
         done = term | trunc
         term_d = dict(zip(agents, term.tolist(), strict=True))
         trunc_d = dict(zip(agents, trunc.tolist(), strict=True))
-        w_dicts = term_dicts(weighted.tolist())
+        stat = [STATUSES[x] for x in status.tolist()]
+        if not self._full_infos:
+            infos = {a: {"status": st_} for a, st_ in zip(agents, stat, strict=True)}
+            self._drop_done(done)
+            return obs_d, rew_d, term_d, trunc_d, infos
+        w_dicts = term_dicts(weighted, self.reward_term_names)
         inter = tele_inter[live].tolist()
         lines = tele_lines[live].tolist()
         lp3 = tele_lp3[live].tolist()
         corr = tele_corr[live].tolist()
         dist = d_now.tolist()
         seps = sep.tolist()
-        stat = status.tolist()
         gnames = [self.group_names[g] for g in self._group[live].tolist()]
         with_what = np.where(hit_a, 1, np.where(hit_o, 2, 0)).tolist()
         names = (None, "agent", "obstacle")
         names = [names[w] for w in with_what]
-        stat = [STATUSES[x] for x in stat]
         infos = {a: {"status": st_, "group": g_, "reward_terms": w_,
                      "intervention": i_, "num_orca_lines": l_, "used_lp3": u_,
                      "position_corrected": c_, "distance_to_goal": d_,
@@ -572,35 +604,120 @@ class OrcaEnv(ParallelEnv):
                  for a, st_, g_, w_, i_, l_, u_, c_, d_, s_, n_ in zip(
                      agents, stat, gnames, w_dicts, inter, lines, lp3, corr, dist, seps, names,
                      strict=True)}
-        if done.any():
-            keep = ~done
-            self.agents = [a for a, kp in zip(agents, keep.tolist(), strict=True) if kp]
-            self._agent_set = set(self.agents)
-            self._live = live[keep]
+        self._drop_done(done)
         return obs_d, rew_d, term_d, trunc_d, infos
 
-    def _to_obs_frame(self, vec: np.ndarray, slots: np.ndarray) -> np.ndarray:
-        """Rotate world-frame vectors of agents ``slots`` into their observation frame.
+    def _drop_done(self, done: np.ndarray) -> None:
+        """Remove the agents that terminated or were truncated on this step."""
+        if done.any():
+            keep = ~done
+            self.agents = [a for a, kp in zip(self.agents, keep.tolist(), strict=True) if kp]
+            self._agent_set = set(self.agents)
+            self._live = self._live[keep]
 
-        The inverse of the rotation :func:`step_kernel_pref` applies to actions: goal-aligned
-        axes (x towards each agent's goal or waypoint), as in :func:`build_observations`; with a
-        world-frame env ``vec`` is returned unchanged.
+    def _to_obs_frame(self, vec: np.ndarray, slots: np.ndarray) -> np.ndarray:
+        """World-frame vectors ``(k, 2)`` of agents ``slots`` in their observation frames."""
+        axes = frame_axes(self._targets[slots] - self.sim.positions[slots], self._world_frame)
+        return world_to_frame(vec, axes)
+
+    # -- public read-only state (scenario hooks, policies, tests) ---------------------------
+    def _episode_array(self, name: str) -> np.ndarray:
+        if self.sim is None:
+            raise RuntimeError(f"{name} is defined after reset()")
+        return _readonly(getattr(self, "_" + name))
+
+    @property
+    def radii(self) -> np.ndarray:
+        """``(n_slots,)`` float64 radius of every slot, metres (read-only)."""
+        return _readonly(self._radius)
+
+    @property
+    def max_speeds(self) -> np.ndarray:
+        """``(n_slots,)`` float64 max speed of every slot, m/s; actions are in its units."""
+        return _readonly(self._max_speed)
+
+    @property
+    def populations(self) -> np.ndarray:
+        """``(n_slots,)`` int64 :class:`~orca_env.codes.Population` code of every slot."""
+        return _readonly(self._pop)
+
+    @property
+    def learned_slots(self) -> np.ndarray:
+        """``(L,)`` int64 slot of ``possible_agents[k]`` (``agent_k``)."""
+        return _readonly(self._learned_slots)
+
+    @property
+    def live_slots(self) -> np.ndarray:
+        """``(len(agents),)`` int64 slot of each live agent, in the order of ``agents``."""
+        return self._episode_array("live")
+
+    @property
+    def starts(self) -> np.ndarray:
+        """``(n_slots, 2)`` float64 start of every slot this episode, metres, world frame."""
+        return self._episode_array("starts")
+
+    @property
+    def goals(self) -> np.ndarray:
+        """``(n_slots, 2)`` float64 current goal of every slot, metres, world frame."""
+        return self._episode_array("goals")
+
+    @property
+    def targets(self) -> np.ndarray:
+        """``(n_slots, 2)`` float64 goal, or roadmap waypoint with guidance, of every slot.
+
+        The x axis of an agent's goal-aligned frame points there.
+        """
+        return self._episode_array("targets")
+
+    @property
+    def path_lengths(self) -> np.ndarray:
+        """``(n_slots,)`` float64 remaining distance to the goal (roadmap path with guidance)."""
+        return self._episode_array("path_len")
+
+    @property
+    def goal_tolerances(self) -> np.ndarray:
+        """``(n_slots,)`` float64 distance within which a slot has reached its goal, metres."""
+        return self._episode_array("goal_tol")
+
+    @property
+    def step_count(self) -> int:
+        """Steps since ``reset``."""
+        return self._step_count if self.sim is not None else 0
+
+    def set_goals(self, goals: Any, slots: Any = None) -> None:
+        """Give agents new goals mid-episode (also after moving them with ``sim.set_positions``).
+
+        Waypoints and remaining path lengths of every slot are recomputed from the current
+        positions; for the changed slots the progress term restarts from the new remaining
+        distance and the stall counter from zero.
 
         Args:
-            vec: ``(k, 2)`` float64 vectors, one per agent of ``slots`` (any units).
-            slots: ``(k,)`` int64 simulator ids of the agents.
+            goals: ``(k, 2)`` finite goals, metres, world frame.
+            slots: ``(k,)`` distinct slot ids in ``0 .. n_slots - 1`` (default: every slot).
 
-        Returns:
-            ``(k, 2)`` float64 rotated vectors.
+        Raises:
+            RuntimeError: Before ``reset``.
+            ValueError: On bad ``goals`` or ``slots`` (nothing is changed).
         """
-        if self._world_frame:
-            return vec
-        g = self._targets[slots] - self.sim.positions[slots]
-        d = np.sqrt((g * g).sum(axis=1))
-        ok = d > 1e-12
-        ex = np.where(ok, g[:, 0] / np.where(ok, d, 1.0), 1.0)
-        ey = np.where(ok, g[:, 1] / np.where(ok, d, 1.0), 0.0)
-        return np.stack([vec[:, 0] * ex + vec[:, 1] * ey, -vec[:, 0] * ey + vec[:, 1] * ex], 1)
+        if self.sim is None:
+            raise RuntimeError("set_goals() called before reset()")
+        ids = np.arange(self._n) if slots is None else np.asarray(slots)
+        if ids.ndim != 1 or ids.dtype.kind not in "iu" or np.unique(ids).size != ids.size \
+                or not np.all((ids >= 0) & (ids < self._n)):
+            raise ValueError(f"slots must be distinct integers in 0 .. {self._n - 1}, "
+                             f"got {slots!r}")
+        try:
+            g = np.asarray(goals, dtype=np.float64)
+        except (TypeError, ValueError):
+            g = None
+        if g is None or g.shape != (ids.size, 2) or not np.isfinite(g).all():
+            raise ValueError(f"goals must be {ids.size} finite (x, y) pairs, got {goals!r}")
+        self._goals[ids] = g
+        if self._roadmap is not None:
+            self._goal_costs[ids] = self._roadmap.goal_costs(g, self._radius[ids])
+        self._update_targets()
+        self._d_prev[ids] = self._path_len[ids]
+        self._stall[ids] = 0
 
     def state(self) -> np.ndarray:
         """Global state of every slot, world frame, SI units.
@@ -690,6 +807,12 @@ class OrcaEnv(ParallelEnv):
         if self._renderer is not None:
             self._renderer.close()
             self._renderer = None
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    v = a.view()
+    v.flags.writeable = False
+    return v
 
 
 def parallel_env(config: Any = None, **kwargs: Any) -> OrcaEnv:

@@ -19,6 +19,7 @@ index              meaning                                                     m
 8 + 6K + 5m + 0,1  m-th nearest obstacle segment: closest point, relative, m   -range   range
 8 + 6K + 5m + 2,3  m-th nearest obstacle segment: unit direction               -1       1
 8 + 6K + 5m + 4    m-th nearest obstacle segment: present (1) or padding (0)   0        1
+8 + 6K + 5M + j    the scenario's j-th own feature (``EXTRA_OBSERVATIONS``)    low_j    high_j
 =================  ==========================================================  =======  ======
 
 ``V`` is the largest max speed and ``R`` the largest radius among all agents of the env.
@@ -28,26 +29,40 @@ every observation lies in its space whatever the round-off.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-__all__ = ["obs_size", "obs_bounds", "make_space", "build_observations"]
+from .frames import frame_axis, to_frame
+
+__all__ = ["obs_size", "obs_bounds", "make_space", "build_observations", "OWN", "PER_AGENT",
+           "PER_SEGMENT"]
 
 OWN = 8
 PER_AGENT = 6
 PER_SEGMENT = 5
 
 
-def obs_size(k: int, m: int) -> int:
-    """Length of the observation vector for ``k`` agents and ``m`` segments."""
-    return OWN + PER_AGENT * k + PER_SEGMENT * m
+def obs_size(k: int, m: int, extra: int = 0) -> int:
+    """Length of the observation vector for ``k`` agents, ``m`` segments, ``extra`` features."""
+    return OWN + PER_AGENT * k + PER_SEGMENT * m + extra
 
 
-def obs_bounds(k: int, m: int, obs_range: float, max_speed: float,
-               max_radius: float) -> tuple[np.ndarray, np.ndarray]:
-    """``(low, high)`` float32 bound vectors of the layout above."""
-    n = obs_size(k, m)
+def obs_bounds(k: int, m: int, obs_range: float, max_speed: float, max_radius: float,
+               extra: Sequence[tuple[str, float, float]] = ()) -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)`` float32 bound vectors of the layout above.
+
+    Args:
+        k: Observed agents.
+        m: Observed obstacle segments.
+        obs_range: Observation range, m.
+        max_speed: Largest max speed of the env, m/s.
+        max_radius: Largest radius of the env, m.
+        extra: The scenario's own features, ``(name, low, high)`` each, appended in order.
+    """
+    n = obs_size(k, m, len(extra))
     lo = np.zeros(n, dtype=np.float64)
     hi = np.zeros(n, dtype=np.float64)
     v = max_speed * 1.001 + 1e-9
@@ -68,13 +83,16 @@ def obs_bounds(k: int, m: int, obs_range: float, max_speed: float,
         lo[b:b + 2], hi[b:b + 2] = -obs_range, obs_range
         lo[b + 2:b + 4], hi[b + 2:b + 4] = -1.0, 1.0
         lo[b + 4], hi[b + 4] = 0.0, 1.0
+    b = obs_size(k, m)
+    for j, (_, low, high) in enumerate(extra):
+        lo[b + j], hi[b + j] = low, high
     return lo.astype(np.float32), hi.astype(np.float32)
 
 
-def make_space(k: int, m: int, obs_range: float, max_speed: float,
-               max_radius: float) -> spaces.Box:
+def make_space(k: int, m: int, obs_range: float, max_speed: float, max_radius: float,
+               extra: Sequence[tuple[str, float, float]] = ()) -> spaces.Box:
     """The observation ``Box`` of the layout above."""
-    lo, hi = obs_bounds(k, m, obs_range, max_speed, max_radius)
+    lo, hi = obs_bounds(k, m, obs_range, max_speed, max_radius, extra)
     return spaces.Box(lo, hi, dtype=np.float32)
 
 
@@ -110,19 +128,11 @@ def build_observations(slots, positions, velocities, radii, max_speeds, targets,
         vy = velocities[i, 1]
         gx = targets[r, 0] - px
         gy = targets[r, 1] - py
-        d = np.sqrt(gx * gx + gy * gy)
-        ex = 1.0
-        ey = 0.0
-        if not world_frame and d > 1e-12:
-            ex = gx / d
-            ey = gy / d
-        # Rotation into the frame whose x axis is (ex, ey).
-        out[r, 0] = gx * ex + gy * ey
-        out[r, 1] = -gx * ey + gy * ex
-        out[r, 2] = d
+        ex, ey = frame_axis(gx, gy, world_frame)
+        out[r, 0], out[r, 1] = to_frame(gx, gy, ex, ey)
+        out[r, 2] = np.sqrt(gx * gx + gy * gy)
         out[r, 3] = path_rem[r]
-        out[r, 4] = vx * ex + vy * ey
-        out[r, 5] = -vx * ey + vy * ex
+        out[r, 4], out[r, 5] = to_frame(vx, vy, ex, ey)
         out[r, 6] = radii[i]
         out[r, 7] = max_speeds[i]
         for k in range(kk):
@@ -136,10 +146,8 @@ def build_observations(slots, positions, velocities, radii, max_speeds, targets,
             ry = positions[j, 1] - py
             wx = velocities[j, 0] - vx
             wy = velocities[j, 1] - vy
-            out[r, b] = rx * ex + ry * ey
-            out[r, b + 1] = -rx * ey + ry * ex
-            out[r, b + 2] = wx * ex + wy * ey
-            out[r, b + 3] = -wx * ey + wy * ex
+            out[r, b], out[r, b + 1] = to_frame(rx, ry, ex, ey)
+            out[r, b + 2], out[r, b + 3] = to_frame(wx, wy, ex, ey)
             out[r, b + 4] = radii[j]
             out[r, b + 5] = 1.0
         for m in range(mm):
@@ -153,12 +161,11 @@ def build_observations(slots, positions, velocities, radii, max_speeds, targets,
             cy = seg_closest[r, m, 1] - py
             ux = unit_dirs[s, 0]
             uy = unit_dirs[s, 1]
-            out[r, b] = cx * ex + cy * ey
-            out[r, b + 1] = -cx * ey + cy * ex
-            out[r, b + 2] = ux * ex + uy * ey
-            out[r, b + 3] = -ux * ey + uy * ex
+            out[r, b], out[r, b + 1] = to_frame(cx, cy, ex, ey)
+            out[r, b + 2], out[r, b + 3] = to_frame(ux, uy, ex, ey)
             out[r, b + 4] = 1.0
-        for c in range(out.shape[1]):
+        # The scenario's own features (after the layout) are filled and clipped by the env.
+        for c in range(OWN + PER_AGENT * kk + PER_SEGMENT * mm):
             x = out[r, c]
             if x < low[c]:
                 out[r, c] = low[c]

@@ -10,10 +10,26 @@ Hooks, in call order at ``reset``:
 1. ``build_world(rng) -> World``: obstacles (list of ``(k, 2)`` float64 counter-clockwise
    polygons, metres, world frame), optional boundary, optional roadmap points.
 2. The env builds the core ``Simulator`` with those obstacles (so ``sim.is_walkable`` works).
-3. ``place_agents(rng, sim, radii, groups) -> (starts, goals)``: ``(n, 2)`` float64 each, in
-   slot order (group after group, as listed in the config).
-4. During the episode, ``new_goals(rng, sim, ids, positions, starts, goals, radii) -> (k, 2)``
-   for crowd agents with ``on_goal: new_goal``.
+3. ``place_agents(rng, sim, radii) -> (starts, goals)``: ``(n, 2)`` float64 each, in slot order
+   (group after group, as listed in the config).
+4. During the episode, ``new_goals(rng, sim, ids, positions, starts, radii) -> (k, 2)`` for
+   crowd agents with ``on_goal: new_goal``.
+
+Optional hooks that extend what learned agents see and are paid, without editing the env (in
+the spirit of PettingZoo MPE's and VMAS's ``observation()`` and ``reward()``); both receive the
+env (read its public state: ``env.sim``, ``env.goals``, ``env.targets``, ``env.radii``,
+``env.max_speeds``, ``env.path_lengths``, ``env.step_count``, ...) and ``slots``, the ``(k,)``
+int64 simulator ids of the agents concerned, in agent order:
+
+5. ``observation_features(env, slots) -> (k, F)``: the scenario's own observation features,
+   declared in ``EXTRA_OBSERVATIONS`` as ``(name, low, high)`` and appended after the standard
+   layout (clipped to ``[low, high]``). Called at ``reset`` and after every step.
+6. ``reward_terms(env, slots) -> (k, T)``: raw values of the scenario's own reward terms,
+   declared in ``EXTRA_REWARDS`` as ``{name: default weight}`` (the config's ``rewards.extra``
+   overrides weights). Called after the core step, before agents that finished leave; each
+   weighted term is added to the reward and reported in ``infos[agent]['reward_terms']``.
+
+``docs/extending.md`` works through a scenario, a reward term and an observation feature.
 """
 
 from __future__ import annotations
@@ -119,6 +135,11 @@ class Scenario:
     CROWD_NOISE: ClassVar[float] = 1e-4
     #: Tries per agent for random placement before ``SpawnError``.
     MAX_TRIES: ClassVar[int] = 2000
+    #: The scenario's own reward terms: name -> default weight (see :meth:`reward_terms`).
+    EXTRA_REWARDS: ClassVar[dict[str, float]] = {}
+    #: The scenario's own observation features: ``(name, low, high)`` each, appended to the
+    #: observation in this order (see :meth:`observation_features`).
+    EXTRA_OBSERVATIONS: ClassVar[tuple[tuple[str, float, float], ...]] = ()
 
     def __init__(self, **kwargs: Any) -> None:
         self.params = _check_params(type(self).__name__, self.PARAMS, kwargs)
@@ -135,15 +156,14 @@ class Scenario:
         """Obstacles of the episode. Default: none."""
         return World()
 
-    def place_agents(self, rng: np.random.Generator, sim: Any, radii: np.ndarray,
-                     groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def place_agents(self, rng: np.random.Generator, sim: Any,
+                     radii: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Starts and goals, ``(n, 2)`` float64 each, metres, world frame.
 
         Args:
             rng: The env's generator.
             sim: The core simulator with the world's obstacles (for ``is_walkable``).
-            radii: ``(n,)`` radius of each slot.
-            groups: ``(n,)`` int group index of each slot (slot order = config order).
+            radii: ``(n,)`` radius of each slot (slot order = config group order).
         """
         raise NotImplementedError
 
@@ -152,13 +172,37 @@ class Scenario:
         return np.asarray(radii, dtype=np.float64).copy()
 
     def new_goals(self, rng: np.random.Generator, sim: Any, ids: np.ndarray,
-                  positions: np.ndarray, starts: np.ndarray, goals: np.ndarray,
-                  radii: np.ndarray) -> np.ndarray:
+                  positions: np.ndarray, starts: np.ndarray, radii: np.ndarray) -> np.ndarray:
         """``(len(ids), 2)`` new goals for crowd agents with ``on_goal: new_goal``.
+
+        Args:
+            rng: The env's generator.
+            sim: The core simulator.
+            ids: ``(k,)`` int64 slots that reached their goal.
+            positions: ``(n, 2)`` positions of every slot, metres.
+            starts: ``(n, 2)`` start of every slot, metres.
+            radii: ``(n,)`` radius of every slot, metres.
 
         Default: go back to where they started (back-and-forth flows).
         """
         return starts[ids].copy()
+
+    def observation_features(self, env: Any, slots: np.ndarray) -> np.ndarray:
+        """``(len(slots), len(EXTRA_OBSERVATIONS))`` own observation features.
+
+        Only called when ``EXTRA_OBSERVATIONS`` is not empty. Vectors should be given in the
+        agents' observation frame (``orca_env.frames``) like the rest of the observation.
+        """
+        raise NotImplementedError(f"{self.name} declares EXTRA_OBSERVATIONS but does not "
+                                  f"implement observation_features")
+
+    def reward_terms(self, env: Any, slots: np.ndarray) -> np.ndarray:
+        """``(len(slots), len(EXTRA_REWARDS))`` raw (unweighted) own reward terms.
+
+        Only called when ``EXTRA_REWARDS`` is not empty.
+        """
+        raise NotImplementedError(f"{self.name} declares EXTRA_REWARDS but does not implement "
+                                  f"reward_terms")
 
 
 def sample_pairs(rng: np.random.Generator, sim: Any, radii: np.ndarray,

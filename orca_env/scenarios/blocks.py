@@ -51,7 +51,7 @@ class Blocks(Scenario):
         return World(obstacles=[b.copy() for b in BLOCKS], roadmap_points=ROADMAP_POINTS.copy(),
                      extent=110.0)
 
-    def place_agents(self, rng, sim, radii, groups):
+    def place_agents(self, rng, sim, radii):
         """The example's four 5x5 grids, each heading for the opposite corner."""
         n = len(radii)
         if n > 100:

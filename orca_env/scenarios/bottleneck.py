@@ -36,7 +36,7 @@ class Bottleneck(Scenario):
                             [x1, h], [t, h], [t, d], [-t, d], [-t, h], [-x1, h]])
         return World(boundary=outline, extent=x1 + 0.5)
 
-    def place_agents(self, rng, sim, radii, groups):
+    def place_agents(self, rng, sim, radii):
         """Random starts in the left room, random goals in the right room."""
         t, L, h = 0.5 * self.wall_thickness, self.room_length, 0.5 * self.room_width
 

@@ -45,7 +45,7 @@ class Circle(Scenario):
         """An empty world sized to the circle."""
         return World(extent=1.1 * self.circle_radius)
 
-    def place_agents(self, rng, sim, radii, groups):
+    def place_agents(self, rng, sim, radii):
         """Starts evenly spaced on the circle (optionally interleaved), goals antipodal."""
         n = len(radii)
         k = np.arange(n)

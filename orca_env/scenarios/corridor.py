@@ -40,7 +40,7 @@ class Corridor(Scenario):
         y = (rng.random(b) - 0.5) * 2.0 * w
         return np.stack([x, y], axis=1)
 
-    def place_agents(self, rng, sim, radii, groups):
+    def place_agents(self, rng, sim, radii):
         """Even slots start in the left end zone, odd slots in the right; goals at the other end."""
         def sampler(rng, i, b):
             side = -1.0 if i % 2 == 0 else 1.0
@@ -48,7 +48,7 @@ class Corridor(Scenario):
 
         return sample_pairs(rng, sim, radii, sampler, max_tries=self.MAX_TRIES, scenario=self.name)
 
-    def new_goals(self, rng, sim, ids, positions, starts, goals, radii):
+    def new_goals(self, rng, sim, ids, positions, starts, radii):
         """A random point in the end zone opposite each agent's current side."""
         side = -np.sign(positions[ids, 0])
         side[side == 0] = 1.0

@@ -36,7 +36,7 @@ class CrowdNavCircle(Scenario):
         """An empty world sized to the circle."""
         return World(extent=self.circle_radius + 1.5)
 
-    def place_agents(self, rng, sim, radii, groups):
+    def place_agents(self, rng, sim, radii):
         """Noisy starts on the circle with antipodal goals; slot 0 fixed if ``robot_fixed``."""
         r = self.circle_radius
 

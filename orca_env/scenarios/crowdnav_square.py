@@ -28,7 +28,7 @@ class CrowdNavSquare(CrowdNavCircle):
         """An empty world sized to the square."""
         return World(extent=0.5 * self.square_width + 1.5)
 
-    def place_agents(self, rng, sim, radii, groups):
+    def place_agents(self, rng, sim, radii):
         """Random starts and goals in opposite halves; slot 0 is the robot if ``robot_fixed``."""
         w = self.square_width
 

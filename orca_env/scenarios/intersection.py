@@ -42,7 +42,7 @@ class Intersection(Scenario):
         c, s = np.cos(ang), np.sin(ang)
         return np.stack([c * along - s * across, s * along + c * across], axis=1)
 
-    def place_agents(self, rng, sim, radii, groups):
+    def place_agents(self, rng, sim, radii):
         """Slot ``i`` starts at the end of arm ``i mod 4``, goal at the opposite arm's end."""
         def sampler(rng, i, b):
             arm = i % 4
@@ -50,7 +50,7 @@ class Intersection(Scenario):
 
         return sample_pairs(rng, sim, radii, sampler, max_tries=self.MAX_TRIES, scenario=self.name)
 
-    def new_goals(self, rng, sim, ids, positions, starts, goals, radii):
+    def new_goals(self, rng, sim, ids, positions, starts, radii):
         """A random point at the end of a random other arm, clear of the blocks."""
         ang = np.arctan2(positions[ids, 1], positions[ids, 0])
         here = np.round(ang / (0.5 * np.pi)).astype(int) % 4

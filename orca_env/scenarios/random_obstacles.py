@@ -60,7 +60,7 @@ class RandomObstacles(Scenario):
     def _uniform(self, rng, b):
         return rng.uniform(-self.half_size, self.half_size, size=(b, 2))
 
-    def place_agents(self, rng, sim, radii, groups):
+    def place_agents(self, rng, sim, radii):
         """Uniform walkable, non-overlapping starts and goals, at least ``min_goal_dist`` apart."""
         def sampler(rng, i, b):
             return self._uniform(rng, b), self._uniform(rng, b)
@@ -68,7 +68,7 @@ class RandomObstacles(Scenario):
         return sample_pairs(rng, sim, radii, sampler, min_goal_dist=self.min_goal_dist,
                             max_tries=self.MAX_TRIES, scenario=self.name)
 
-    def new_goals(self, rng, sim, ids, positions, starts, goals, radii):
+    def new_goals(self, rng, sim, ids, positions, starts, radii):
         """A uniform walkable point at least ``min_goal_dist`` from the agent's position."""
         out = np.empty((len(ids), 2))
         for k, i in enumerate(ids):

@@ -288,7 +288,9 @@ def make_vec_env(config: Any = None, n_envs: int = 1, render_mode: str | None = 
         config: Env config (YAML path, dict or ``EnvConfig``).
         n_envs: Number of env copies (``num_envs = n_envs * learned agents``); must be >= 1.
         render_mode: ``None`` or ``"rgb_array"`` (for ``VecVideoRecorder``).
-        **env_kwargs: Overrides of config keys.
+        **env_kwargs: Overrides of config keys, and ``infos`` (default ``"compact"``: the
+            adapter reads only ``status``; pass ``"full"`` for callbacks that log reward terms
+            or ORCA telemetry).
     """
     from ..environment import parallel_env  # noqa: PLC0415  (keeps this module light to import)
 
@@ -296,4 +298,5 @@ def make_vec_env(config: Any = None, n_envs: int = 1, render_mode: str | None = 
         raise ValueError(f"n_envs must be a positive integer, got {n_envs!r}")
     if render_mode is not None:
         env_kwargs["render_mode"] = render_mode
+    env_kwargs.setdefault("infos", "compact")
     return SB3VecEnv([lambda: parallel_env(config, **env_kwargs) for _ in range(n_envs)])

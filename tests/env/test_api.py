@@ -148,9 +148,9 @@ def test_infos_and_reward_terms():
     assert info["status"] == "active"
     assert sum(info["reward_terms"].values()) == pytest.approx(rew["agent_0"])
     assert info["reward_terms"]["progress"] > 0
-    assert tuple(info["reward_terms"]) == TERMS  # the literal in term_dicts follows TERMS
-    row = list(range(len(TERMS)))
-    assert term_dicts([row]) == [dict(zip(TERMS, row, strict=True))]
+    assert tuple(info["reward_terms"]) == TERMS
+    row = np.arange(len(TERMS), dtype=np.float64)
+    assert term_dicts(row[None]) == [dict(zip(TERMS, row.tolist(), strict=True))]
 
 
 def test_bad_actions():
@@ -206,13 +206,13 @@ def test_goal_frame_actions_point_at_the_goal():
     env = make(groups=groups)
     env.reset(seed=0)
     p0 = env.sim.positions[0].copy()
-    to_goal = env._targets[0] - p0
+    to_goal = env.targets[0] - p0
     e = to_goal / np.linalg.norm(to_goal)
     vmax = env.sim.max_speeds[0]
     env.step({"agent_0": np.array([1.0, 0.0])})
     np.testing.assert_allclose(env.sim.velocities[0], vmax * e, atol=1e-12)
     p1 = env.sim.positions[0].copy()
-    e = (env._targets[0] - p1) / np.linalg.norm(env._targets[0] - p1)
+    e = (env.targets[0] - p1) / np.linalg.norm(env.targets[0] - p1)
     env.step({"agent_0": np.array([0.0, 0.5])})
     np.testing.assert_allclose(env.sim.velocities[0], 0.5 * vmax * np.array([-e[1], e[0]]),
                                atol=1e-12)

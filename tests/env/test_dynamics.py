@@ -3,7 +3,7 @@ import pytest
 from small_configs import SMALL
 
 import orca_env
-from orca_env.rewards import agent_collisions, obstacle_collisions
+from orca_env.collisions import agent_collisions, obstacle_collisions
 from orca_env.scenarios import SCENARIOS
 
 
@@ -98,12 +98,11 @@ def _goal_crash_env(on_collision):
                                 on_collision=on_collision, observation={"frame": "world"})
     env.reset(seed=0)
     p = env.sim.positions.copy()
-    goal0 = env._goals[0].copy()
+    goal0 = env.goals[0].copy()
     p[0] = goal0 - np.array([0.3, 0.0])
     p[1] = goal0 + np.array([0.15, 0.0])
     env.sim.set_positions(p)
-    env._update_targets()
-    env._d_prev = env._path_len.copy()
+    env.set_goals(env.goals.copy())  # same goals: waypoints and progress from the new positions
     return env.step({"agent_0": np.array([1.0, 0.0]), "agent_1": np.array([0.0, 0.0])})
 
 

@@ -48,13 +48,11 @@ def test_guidance_paths_around_a_wall():
                                 max_steps=200)
     env.reset(seed=0)
     env.sim.set_positions(np.array([[-4.0, 3.5]]))
-    env._goals[0] = (4.0, 3.5)
-    env._goal_costs = env._roadmap.goal_costs(env._goals, env._radius)
-    env._update_targets()
+    env.set_goals([(4.0, 3.5)], slots=[0])
     # The goal hides behind the wall: the waypoint is a door jamb corner, the path is longer
     # than the straight line.
-    assert abs(env._targets[0, 0]) < 1.0 and abs(env._targets[0, 1]) < 1.0
-    assert env._path_len[0] > 8.0 + 1.0
+    assert abs(env.targets[0, 0]) < 1.0 and abs(env.targets[0, 1]) < 1.0
+    assert env.path_lengths[0] > 8.0 + 1.0
     status = None
     while env.agents:
         *_, infos = env.step(env.heuristic_actions())

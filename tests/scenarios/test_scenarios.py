@@ -11,7 +11,7 @@ def test_spawns_never_overlap(name):
     env = orca_env.parallel_env(scenario=name, **SMALL.get(name, {}))
     for seed in range(3):
         env.reset(seed=seed)
-        s, g, r = env._starts, env._goals, env._radius
+        s, g, r = env.starts, env.goals, env.radii
         # Blocks shares one goal point per quadrant, as RVO2's example does.
         for pts in ((s,) if name == "blocks_v0" else (s, g)):
             d = np.linalg.norm(pts[:, None] - pts[None], axis=2)
@@ -35,7 +35,7 @@ def test_circle_is_rvo2_layout():
     env.reset(seed=0)
     i = np.arange(250)
     pos = 200.0 * np.stack([np.cos(i * 2 * np.pi / 250), np.sin(i * 2 * np.pi / 250)], 1)
-    assert np.allclose(env._starts, pos) and np.allclose(env._goals, -pos)
+    assert np.allclose(env.starts, pos) and np.allclose(env.goals, -pos)
     assert env.sim.radii[0] == 1.5 and env.sim.max_speeds[0] == 2.0
     assert env.time_step == 0.25
 
@@ -43,11 +43,11 @@ def test_circle_is_rvo2_layout():
 def test_blocks_is_rvo2_layout():
     env = orca_env.parallel_env(scenario="blocks_v0")
     env.reset(seed=0)
-    assert env._starts.shape == (100, 2)
-    assert tuple(env._starts[0]) == (55.0, 55.0) and tuple(env._goals[0]) == (-75.0, -75.0)
-    assert tuple(env._starts[-1]) == (-95.0, -95.0) and tuple(env._goals[-1]) == (75.0, 75.0)
+    assert env.starts.shape == (100, 2)
+    assert tuple(env.starts[0]) == (55.0, 55.0) and tuple(env.goals[0]) == (-75.0, -75.0)
+    assert tuple(env.starts[-1]) == (-95.0, -95.0) and tuple(env.goals[-1]) == (75.0, 75.0)
     assert env.sim.obstacle_points.shape[0] == 16
-    assert np.all(env._goal_tol == 20.0)
+    assert np.all(env.goal_tolerances == 20.0)
     with pytest.raises(ValueError, match="100 agent slots"):
         orca_env.parallel_env(scenario="blocks_v0",
                               groups=[{"population": "learned", "count": 101}]).reset(seed=0)

@@ -146,7 +146,7 @@ def test_finished_agent_terminal_observation_and_truncation_flags():
         h = env.heuristic_actions()
         acts = np.zeros((3, 2), np.float32)
         for a, v in h.items():
-            acts[venv._index[a]] = v
+            acts[venv.agent_names.index(a)] = v
         live = list(env.agents)
         obs, rews, dones, infos = venv.step(acts)
     assert dones.all()  # timed out at step 12
@@ -283,4 +283,4 @@ def test_step_hands_the_envs_info_dicts_through_without_copies():
         assert not dones.any()
         for e, env_infos in enumerate(seen):
             for a, info in env_infos.items():
-                assert infos[e * 3 + venv._index[a]] is info
+                assert infos[e * 3 + venv.agent_names.index(a)] is info

@@ -1,0 +1,221 @@
+"""The env's step logic (numba): actions, preferred velocities, goals and stalls, outcomes.
+
+One ``OrcaEnv.step`` calls, in order: :func:`clip_actions` (check and bring the actions into the
+action set), :func:`preferred_velocities` (what every slot asks ORCA for), the core's step, the
+swept collision checks (:mod:`orca_env.collisions`), :func:`goals_and_stalls`, the reward terms
+(:mod:`orca_env.rewards`) and :func:`outcomes` (terminations, truncations, statuses, goal
+behaviours). Kernels take flat arrays indexed by slot (the simulator's agent id) and never
+validate: :class:`orca_env.OrcaEnv` does.
+
+Codes are those of :mod:`orca_env.codes` (``Status``, ``GoalBehavior``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .codes import GoalBehavior, Status
+from .frames import frame_axis, from_frame
+
+__all__ = ["clip_actions", "preferred_velocities", "goals_and_stalls", "outcomes"]
+
+_ACTIVE = int(Status.ACTIVE)
+_AT_GOAL = int(Status.AT_GOAL)
+_COLLIDED = int(Status.COLLIDED)
+_DEADLOCKED = int(Status.DEADLOCKED)
+_TIMED_OUT = int(Status.TIMED_OUT)
+_STOP = int(GoalBehavior.STOP)
+_STAY = int(GoalBehavior.STAY)
+_NEW_GOAL = int(GoalBehavior.NEW_GOAL)
+
+
+@njit(cache=True)
+def clip_actions(act):
+    """Check actions and bring them into the action set, in place.
+
+    Each row is clipped to the box [-1, 1]^2, then scaled down to norm 1 when longer.
+
+    Args:
+        act: (L, 2) float64 actions, modified in place.
+
+    Returns:
+        (index of the first row with NaN or inf, or -1 (then nothing was modified);
+        whether any value was outside the box).
+    """
+    for k in range(act.shape[0]):
+        if not (np.isfinite(act[k, 0]) and np.isfinite(act[k, 1])):
+            return k, False
+    clipped = False
+    for k in range(act.shape[0]):
+        for c in range(2):
+            if act[k, c] > 1.0:
+                act[k, c] = 1.0
+                clipped = True
+            elif act[k, c] < -1.0:
+                act[k, c] = -1.0
+                clipped = True
+        norm = np.sqrt(act[k, 0] * act[k, 0] + act[k, 1] * act[k, 1])
+        if norm > 1.0:
+            act[k, 0] /= norm
+            act[k, 1] /= norm
+    return -1, clipped
+
+
+@njit(cache=True)
+def preferred_velocities(pos0, targets, pref_speed, max_speed, noise_ang, noise_mag, live, act,
+                         world_frame, out):
+    """Preferred velocities of every slot for one env step.
+
+    Scripted slots steer to their target at ``pref_speed`` (the goal vector, shortened when
+    longer) plus RVO2's noise; learned slots take their action, rotated from their observation
+    frame (:mod:`orca_env.frames`) into the world, times their max speed.
+
+    Args:
+        pos0: (n, 2) float64 positions, m.
+        targets: (n, 2) float64 goals or waypoints, m.
+        pref_speed: (n,) float64, m/s.
+        max_speed: (n,) float64, m/s.
+        noise_ang: (n,) float64 noise angles, rad (empty: no noise).
+        noise_mag: (n,) float64 noise magnitudes, m/s (empty: no noise).
+        live: (L,) int64 slots of the live learned agents.
+        act: (L, 2) float64 actions, norm <= 1.
+        world_frame: actions are in the world frame.
+        out: (n, 2) float64 output, m/s.
+    """
+    n = pos0.shape[0]
+    noisy = noise_ang.shape[0] == n
+    for i in range(n):
+        tx = targets[i, 0] - pos0[i, 0]
+        ty = targets[i, 1] - pos0[i, 1]
+        d = np.sqrt(tx * tx + ty * ty)
+        s = min(1.0, pref_speed[i] / max(d, 1e-12))
+        out[i, 0] = tx * s
+        out[i, 1] = ty * s
+        if noisy:
+            out[i, 0] += noise_mag[i] * np.cos(noise_ang[i])
+            out[i, 1] += noise_mag[i] * np.sin(noise_ang[i])
+    for k in range(live.shape[0]):
+        i = live[k]
+        ex, ey = frame_axis(targets[i, 0] - pos0[i, 0], targets[i, 1] - pos0[i, 1], world_frame)
+        ax, ay = from_frame(act[k, 0], act[k, 1], ex, ey)
+        out[i, 0] = ax * max_speed[i]
+        out[i, 1] = ay * max_speed[i]
+
+
+@njit(cache=True)
+def goals_and_stalls(pos, vel, active, parked, goals, goal_tol, max_speed, speed_fraction,
+                     window, stall, at_goal, moving, stalled):
+    """Goal arrival and stall counters of every slot after a step.
+
+    Args:
+        pos: (n, 2) float64 positions, m.
+        vel: (n, 2) float64 velocities, m/s.
+        active: (n,) bool, in the simulation.
+        parked: (n,) bool, parked at its goal.
+        goals: (n, 2) float64, m.
+        goal_tol: (n,) float64 goal tolerance, m.
+        max_speed: (n,) float64, m/s.
+        speed_fraction: an agent is slow below this fraction of its max speed.
+        window: steps of slowness that make a stall.
+        stall: (n,) int64 consecutive slow steps, updated in place.
+        at_goal: (n,) bool output: moving and within ``goal_tol`` of the goal.
+        moving: (n,) bool output: active and not parked.
+        stalled: (n,) bool output: ``stall >= window``.
+    """
+    for i in range(pos.shape[0]):
+        mv = active[i] and not parked[i]
+        gx = goals[i, 0] - pos[i, 0]
+        gy = goals[i, 1] - pos[i, 1]
+        ag = mv and np.sqrt(gx * gx + gy * gy) <= goal_tol[i]
+        speed = np.sqrt(vel[i, 0] * vel[i, 0] + vel[i, 1] * vel[i, 1])
+        if mv and not ag and speed < speed_fraction * max_speed[i]:
+            stall[i] += 1
+        else:
+            stall[i] = 0
+        moving[i] = mv
+        at_goal[i] = ag
+        stalled[i] = stall[i] >= window
+
+
+@njit(cache=True)
+def outcomes(live, reached, crash, stalled, moving, at_goal, crowd, on_goal, timed_out,
+             end_episode, term, trunc, status, leave, parked, slot_status, renew):
+    """Terminations, truncations, statuses and goal behaviours after a step.
+
+    Args:
+        live: (L,) int64 slots of the live learned agents.
+        reached: (L,) bool, succeeded this step.
+        crash: (L,) bool, a collision ended the agent's episode this step.
+        stalled: (n,) bool.
+        moving: (n,) bool, active and not parked.
+        at_goal: (n,) bool.
+        crowd: (n,) bool, scripted slot.
+        on_goal: (n,) int64 ``GoalBehavior`` code.
+        timed_out: the step limit is reached.
+        end_episode: stalls of every remaining agent end the episode.
+        term: (L,) bool output.
+        trunc: (L,) bool output.
+        status: (L,) int64 output, ``Status`` code.
+        leave: (n,) bool output: leaves the simulation now.
+        parked: (n,) bool, updated in place.
+        slot_status: (n,) int8 ``Status`` code per slot, updated in place.
+        renew: (n,) bool output: crowd slots that need a new goal.
+
+    Returns:
+        Whether the whole episode is deadlocked (every remaining agent stalled).
+    """
+    n = stalled.shape[0]
+    n_live = live.shape[0]
+    for i in range(n):
+        leave[i] = False
+        renew[i] = False
+    for k in range(n_live):
+        term[k] = reached[k] or crash[k]
+    deadlock = False
+    if end_episode:
+        # Remaining: still heading for a goal and not ending now; all of them stalled?
+        ended = np.zeros(n, dtype=np.bool_)
+        for k in range(n_live):
+            if term[k]:
+                ended[live[k]] = True
+        any_remaining = False
+        all_stalled = True
+        for i in range(n):
+            if moving[i] and not at_goal[i] and not ended[i]:
+                any_remaining = True
+                if not stalled[i]:
+                    all_stalled = False
+        deadlock = any_remaining and all_stalled
+    for k in range(n_live):
+        i = live[k]
+        s = _DEADLOCKED if stalled[i] else _ACTIVE
+        trunc[k] = False
+        if (timed_out or deadlock) and not term[k]:
+            trunc[k] = True
+            s = _TIMED_OUT if timed_out and not deadlock else _DEADLOCKED
+        if reached[k]:
+            s = _AT_GOAL
+        if crash[k]:
+            s = _COLLIDED
+        status[k] = s
+        slot_status[i] = s
+        if (reached[k] and on_goal[i] == _STOP) or crash[k]:
+            leave[i] = True
+        if reached[k] and on_goal[i] == _STAY:
+            parked[i] = True
+    for i in range(n):
+        if not crowd[i]:
+            continue
+        if moving[i]:
+            slot_status[i] = _DEADLOCKED if stalled[i] else _ACTIVE
+        if at_goal[i]:
+            if on_goal[i] == _STOP:
+                leave[i] = True
+            elif on_goal[i] == _STAY:
+                parked[i] = True
+            else:
+                renew[i] = True
+            if on_goal[i] != _NEW_GOAL:
+                slot_status[i] = _AT_GOAL
+    return deadlock
