@@ -668,12 +668,15 @@ def apply_velocities(ids, active, pos, vel, new_vel, pref, time_step, o_points, 
     agents ``ids`` and zeroes all telemetry of inactive agents.
     """
     for i in range(active.shape[0]):
-        if not active[i]:
-            # Inactive agents report no step.
-            out_corrected[i] = False
+        # Inactive agents report no step. The bool flags are stored unconditionally: with numba
+        # 0.68 / llvmlite 0.50 the vectorised conditional store of bools also clears flags of
+        # active agents (8 of every 32), a miscompilation.
+        keep = active[i]
+        out_corrected[i] = out_corrected[i] and keep
+        out_lp3[i] = out_lp3[i] and keep
+        if not keep:
             out_intervention[i] = 0.0
             out_n_lines[i] = 0
-            out_lp3[i] = False
     has_obst = seg_order.shape[0] > 0
     cap = 16
     seg_ids = np.empty(cap, dtype=np.int64)
