@@ -1,17 +1,20 @@
-"""Policies acting on observation dicts: ``policy(observations, env) -> actions``.
+"""``orca_env.policies``: policies acting on observation dicts, ``policy(observations, env)``.
 
 Every policy here is a callable taking the env's observation dict (``{agent: (obs_dim,)
 float32}``) and the env itself (so scripted policies may read its public state) and returning an
 action dict for the same agents, as ``env.step`` expects.
 
-* :mod:`policies.orca`: pure ORCA (goal-directed preferred velocity, seeded symmetry-breaking
-  noise); with the safety layer this is exactly an ORCA crowd agent.
-* :mod:`policies.random`: uniform random actions (seeded).
-* :mod:`policies.sb3`: a trained stable-baselines3 model from a run folder or ``.zip``.
+* :mod:`orca_env.policies.orca`: pure ORCA (goal-directed preferred velocity, seeded
+  symmetry-breaking noise); with the safety layer this is exactly an ORCA crowd agent.
+* :mod:`orca_env.policies.random`: uniform random actions (seeded).
+* :mod:`orca_env.policies.sb3`: a trained stable-baselines3 model from a run folder or ``.zip``.
 
-``make_policy(name_or_path)`` builds one from a name (``orca``, ``random``) or a path;
-``load_policy(model_path, env)`` is the loader interface of :mod:`orca_env.evaluation`
-(``python -m orca_env.evaluate --policy run/model.zip`` uses it).
+``make_policy(name_or_path)`` builds one from a name (``orca``, ``random``, ``shipped``) or a
+path; ``load_policy(model_path, env)`` is the default loader of :mod:`orca_env.evaluation`
+(``--policy run/model.zip`` uses it). The shipped models live in ``trained/`` (package data).
+
+The sources sit in the repository's top-level ``policies/`` folder, installed as
+``orca_env.policies`` (see ``package-dir`` in ``pyproject.toml``).
 """
 
 from __future__ import annotations
@@ -19,11 +22,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["make_policy", "load_policy", "SHIPPED_MODEL"]
+__all__ = ["make_policy", "load_policy", "TRAINED_DIR", "SHIPPED_MODEL"]
 
-#: The small trained policy shipped with the repository (the default config's result).
-SHIPPED_MODEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "trained",
-                             "circle_ppo")
+#: Folder of the shipped trained policies (``train.py --ship`` writes ``<name>/`` here).
+TRAINED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "trained")
+#: The small trained policy shipped with the package (the default config's result).
+SHIPPED_MODEL = os.path.join(TRAINED_DIR, "circle_ppo")
 
 
 def make_policy(spec: str, **kwargs: Any):

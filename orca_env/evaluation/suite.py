@@ -64,7 +64,7 @@ EVAL_SEED_BASE = 10_000
 #: Seeds reserved for evaluation: training must never use them.
 EVAL_SEEDS = range(EVAL_SEED_BASE, EVAL_SEED_BASE + 10_000)
 #: Loader used when the policy spec is a model file.
-DEFAULT_LOADER = "policies:load_policy"
+DEFAULT_LOADER = "orca_env.policies:load_policy"
 REPORT_FORMAT = "orca-env-eval/1"
 
 #: ``policy(observations, env) -> actions``: observations and actions are dicts keyed by the

@@ -5,11 +5,11 @@ import re
 
 import numpy as np
 import pytest
+from orca_env.policies import SHIPPED_MODEL, load_policy, make_policy
+from orca_env.policies.orca import OrcaPolicy
+from orca_env.policies.random import RandomPolicy
 
 import orca_env
-from policies import SHIPPED_MODEL, load_policy, make_policy
-from policies.orca import OrcaPolicy
-from policies.random import RandomPolicy
 
 CFG = {"scenario": "crowdnav_circle_v0", "max_steps": 40,
        "scenario_kwargs": {"robot_fixed": False, "circle_radius": 3.0},
@@ -71,11 +71,11 @@ def test_make_policy_names():
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    """A tiny trained run folder (model.zip, config.yaml, vecnormalize.pkl) via train.py."""
+    """A tiny trained run folder (model.zip, config.yaml, vecnormalize.pkl) via training."""
     pytest.importorskip("stable_baselines3")
     import yaml
 
-    import train
+    from orca_env.training import main
 
     d = tmp_path_factory.mktemp("runs")
     cfg_path = d / "tiny.yaml"
@@ -85,8 +85,7 @@ def tiny_run(tmp_path_factory):
         "policy_kwargs": {"net_arch": [16], "activation_fn": "relu"},
         "eval": {"n_episodes": 2, "video": False}}))
     run_dir = d / "run"
-    train.main(["--config", str(cfg_path), "--run-dir", str(run_dir), "--no-eval",
-                "--no-progress"])
+    main(["--config", str(cfg_path), "--run-dir", str(run_dir), "--no-eval", "--no-progress"])
     return run_dir
 
 
@@ -110,7 +109,8 @@ def test_sb3_loader_loads_and_acts(tiny_run, which):
 def test_sb3_loader_through_the_evaluation_suite(tiny_run):
     from orca_env.evaluation import evaluate
 
-    report = evaluate(CFG, "policies:load_policy", model=str(tiny_run / "model.zip"), episodes=2)
+    report = evaluate(CFG, "orca_env.policies:load_policy", model=str(tiny_run / "model.zip"),
+                      episodes=2)
     assert report["num_episodes"] == 2
     assert 0.0 <= report["aggregate"]["success_rate"]["mean"] <= 1.0
 
