@@ -1,7 +1,8 @@
 """Load a trained stable-baselines3 model as a policy acting on observation dicts.
 
-A run folder written by ``train.py`` holds ``model.zip``, ``config.yaml`` (the resolved training
-config: algorithm and env config) and, when observations were normalised, ``vecnormalize.pkl``.
+A run folder written by training (``train.py``, :mod:`orca_env.training`) holds ``model.zip``,
+``config.yaml`` (the resolved training config: algorithm and env config) and, when observations
+were normalised, ``vecnormalize.pkl``; :mod:`orca_env.training.run_folder` defines these names.
 Actions go to the env as the model outputs them (the env reads them in the observation's frame,
 goal-aligned by default). :func:`load` accepts the folder, its ``model.zip`` or a checkpoint
 ``checkpoints/rl_model_<n>_steps.zip`` (whose ``rl_model_vecnormalize_<n>_steps.pkl`` is used).
@@ -12,9 +13,10 @@ env's ``observation`` or ``groups`` differ from the ones the model was trained w
 
 Example::
 
-    from policies.sb3 import load
     import orca_env
-    policy = load("policies/trained/circle_ppo")
+    from orca_env.policies import SHIPPED_MODEL
+    from orca_env.policies.sb3 import load
+    policy = load(SHIPPED_MODEL)
     env = orca_env.parallel_env(policy.env_config)
     obs, _ = env.reset(seed=123)
     while env.agents:
@@ -25,53 +27,16 @@ from __future__ import annotations
 
 import os
 import pickle
-import re
 import warnings
 from typing import Any
 
 import numpy as np
 import yaml
 
+from orca_env.training.config import normalizes_observations
+from orca_env.training.run_folder import resolve_model
+
 __all__ = ["SB3Policy", "load", "check_env", "normalizes_observations"]
-
-
-def _resolve(path: str | os.PathLike) -> tuple[str, str | None, str]:
-    """``(model_zip, config_yaml or None, expected vecnormalize_pkl)`` for a run path.
-
-    The normaliser path is where it would be; it may not exist.
-    """
-    path = os.fspath(path)
-    if os.path.isdir(path):
-        model = os.path.join(path, "model.zip")
-        run_dir = path
-        norm = os.path.join(path, "vecnormalize.pkl")
-    else:
-        model = path if path.endswith(".zip") else path + ".zip"
-        here = os.path.dirname(os.path.abspath(model))
-        m = re.match(r"(.*)_(\d+)_steps\.zip$", os.path.basename(model))
-        if m:  # a CheckpointCallback checkpoint inside <run>/checkpoints/
-            norm = os.path.join(here, f"{m.group(1)}_vecnormalize_{m.group(2)}_steps.pkl")
-            run_dir = os.path.dirname(here)
-        else:
-            norm = os.path.join(here, "vecnormalize.pkl")
-            run_dir = here
-    if not os.path.isfile(model):
-        raise FileNotFoundError(f"no model at {model!r} (expected a run folder with model.zip "
-                                f"or a .zip file)")
-    cfg = os.path.join(run_dir, "config.yaml")
-    return model, (cfg if os.path.isfile(cfg) else None), norm
-
-
-def normalizes_observations(config: dict) -> bool:
-    """Whether a training config (``train.py``'s resolved config) normalised observations.
-
-    ``normalize`` is ``false``, ``true`` (observations only) or VecNormalize keyword arguments,
-    whose ``norm_obs`` defaults to true.
-    """
-    norm = config.get("normalize", False)
-    if isinstance(norm, dict):
-        return bool(norm.get("norm_obs", True))
-    return bool(norm)
 
 
 def check_env(model: Any, config: dict, env: Any, model_path: str) -> None:
@@ -184,7 +149,7 @@ def load(path: str | os.PathLike, deterministic: bool = True, device: str = "cpu
         ValueError: If the config names an unknown algorithm, or the model's observation shape
             differs from ``env``'s.
     """
-    model_path, cfg_path, norm_path = _resolve(path)
+    model_path, cfg_path, norm_path = resolve_model(path)
     config: dict = {}
     if cfg_path is not None:
         with open(cfg_path, encoding="utf-8") as fh:

@@ -1,4 +1,5 @@
-"""train.py with a tiny budget in a temporary folder: run folder contents, resume, config errors."""
+"""Training (train.py, orca_env.training) with a tiny budget in a temporary folder: run folder
+contents, resume, config errors."""
 
 import json
 import os
@@ -11,7 +12,11 @@ import yaml
 
 pytest.importorskip("stable_baselines3")
 
-import train  # noqa: E402
+from orca_env.training import experiment, main, run_experiment  # noqa: E402
+from orca_env.training.cli import EXIT_FAILURE, EXIT_OK  # noqa: E402
+from orca_env.training.comparison import compare, without_safety_layer  # noqa: E402
+from orca_env.training.config import load_train_config  # noqa: E402
+from orca_env.training.run_folder import run_name  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY_ENV = {"scenario": "circle_v0", "scenario_kwargs": {"circle_radius": 2.5}, "max_steps": 30,
@@ -79,10 +84,11 @@ def shutil_which_tb():
 def test_resume_continues_to_the_budget(tmp_path):
     cfg = tiny_config(tmp_path)
     run_dir = tmp_path / "run"
-    train.main(["--config", str(cfg), "--run-dir", str(run_dir), "--no-eval", "--no-progress"])
+    assert main(["--config", str(cfg), "--run-dir", str(run_dir), "--no-eval",
+                 "--no-progress"]) == EXIT_OK
     first = json.loads((run_dir / "train_stats.json").read_text())["timesteps"]
-    res = train.main(["--resume", str(run_dir), "--n-timesteps", "1024", "--no-eval",
-                      "--no-progress"])
+    res = run_experiment(resume=str(run_dir), n_timesteps=1024, evaluate=False,
+                         progress_bar=False)
     stats = res["stats"]
     assert stats["timesteps"] >= 1024 and stats["timesteps_this_run"] <= 1024 - first + 64
     assert len((run_dir / "command.txt").read_text().strip().splitlines()) == 2
@@ -90,10 +96,8 @@ def test_resume_continues_to_the_budget(tmp_path):
 
 def test_same_seed_same_model(tmp_path):
     cfg = tiny_config(tmp_path, n_timesteps=256)
-    a = train.main(["--config", str(cfg), "--run-dir", str(tmp_path / "a"), "--no-eval",
-                    "--no-progress"])
-    b = train.main(["--config", str(cfg), "--run-dir", str(tmp_path / "b"), "--no-eval",
-                    "--no-progress"])
+    a = run_experiment(str(cfg), run_dir=str(tmp_path / "a"), evaluate=False, progress_bar=False)
+    b = run_experiment(str(cfg), run_dir=str(tmp_path / "b"), evaluate=False, progress_bar=False)
     from stable_baselines3 import PPO
 
     pa = PPO.load(os.path.join(a["run_dir"], "model.zip")).policy.state_dict()
@@ -111,20 +115,20 @@ def test_same_seed_same_model(tmp_path):
 ])
 def test_config_errors(tmp_path, bad, match):
     with pytest.raises(ValueError, match=match):
-        train.load_train_config(str(tiny_config(tmp_path, **bad)))
+        load_train_config(str(tiny_config(tmp_path, **bad)))
 
 
 def test_training_seeds_never_evaluation_seeds(tmp_path):
-    cfg = train.load_train_config(str(tiny_config(tmp_path, seed=9_999)))
+    cfg = load_train_config(str(tiny_config(tmp_path, seed=9_999)))
     with pytest.raises(ValueError, match="evaluation seeds"):
-        train.train(cfg, str(tmp_path / "r"), progress_bar=False)
+        experiment.train(cfg, str(tmp_path / "r"), progress_bar=False)
 
 
 def test_default_config_is_valid_and_fits_the_budget():
-    cfg = train.load_train_config()
+    cfg = load_train_config()
     assert cfg["env"]["scenario"] == "circle_v0" and cfg["algo"] == "ppo"
     assert cfg["n_timesteps"] <= 3_000_000
-    no_safety = train.without_safety_layer(cfg["env"])
+    no_safety = without_safety_layer(cfg["env"])
     assert all(g["safety_layer"] is False for g in no_safety["groups"])
 
 
@@ -133,9 +137,9 @@ def test_sac_trains_and_loads(tmp_path):
                       hyperparams={"learning_starts": 64, "batch_size": 32, "buffer_size": 2000,
                                    "gradient_steps": 1, "train_freq": 4},
                       policy_kwargs={"net_arch": [16]})
-    res = train.main(["--config", str(cfg), "--run-dir", str(tmp_path / "sac"), "--no-eval",
-                      "--no-progress"])
-    from policies.sb3 import load
+    res = run_experiment(str(cfg), run_dir=str(tmp_path / "sac"), evaluate=False,
+                         progress_bar=False)
+    from orca_env.policies.sb3 import load
 
     pol = load(res["run_dir"])
     import orca_env
@@ -147,26 +151,26 @@ def test_sac_trains_and_loads(tmp_path):
 
 
 def test_normalize_mapping_merges_into_the_defaults(tmp_path):
-    cfg = train.load_train_config(str(tiny_config(tmp_path, normalize={"clip_obs": 5.0})))
+    cfg = load_train_config(str(tiny_config(tmp_path, normalize={"clip_obs": 5.0})))
     # VecNormalize's own default norm_reward=True must not switch on.
     assert cfg["normalize"] == {"norm_obs": True, "norm_reward": False, "clip_obs": 5.0}
-    venv, _ = train.make_training_env(cfg)
+    venv, _ = experiment.make_training_env(cfg)
     assert venv.norm_obs is True and venv.norm_reward is False and venv.clip_obs == 5.0
     venv.close()
-    cfg = train.load_train_config(str(tiny_config(tmp_path, normalize=True)))
+    cfg = load_train_config(str(tiny_config(tmp_path, normalize=True)))
     assert cfg["normalize"] == {"norm_obs": True, "norm_reward": False}
-    assert train.load_train_config(str(tiny_config(tmp_path, normalize=False)))["normalize"] \
+    assert load_train_config(str(tiny_config(tmp_path, normalize=False)))["normalize"] \
         is False
     with pytest.raises(ValueError, match="unknown key 'norm_rewards' in training config key "
                                          "'normalize'"):
-        train.load_train_config(str(tiny_config(tmp_path, normalize={"norm_rewards": True})))
+        load_train_config(str(tiny_config(tmp_path, normalize={"norm_rewards": True})))
 
 
 def test_eval_episodes_must_be_positive(tmp_path, capsys):
     with pytest.raises(ValueError, match=r"'eval.n_episodes' must be a positive integer, got 0"):
-        train.load_train_config(str(tiny_config(tmp_path, eval={"n_episodes": 0})))
+        load_train_config(str(tiny_config(tmp_path, eval={"n_episodes": 0})))
     with pytest.raises(SystemExit) as exc:
-        train.main(["--config", str(tiny_config(tmp_path)), "--eval-episodes", "0"])
+        main(["--config", str(tiny_config(tmp_path)), "--eval-episodes", "0"])
     assert exc.value.code == 2
     assert "argument --eval-episodes: expected an integer >= 1, got '0'" in capsys.readouterr().err
 
@@ -176,28 +180,28 @@ def test_run_name_survives_underscore_s_in_the_config_name(tmp_path):
                          ("crowdnav_square_ppo_s12_20250101-120000-2", "crowdnav_square_ppo"),
                          ("my_sweep_s3_run", "my_sweep_s3_run")]:
         (tmp_path / folder).mkdir()
-        assert train.run_name(str(tmp_path / folder)) == name
+        assert run_name(str(tmp_path / folder)) == name
     (tmp_path / "custom").mkdir()
     (tmp_path / "custom" / "name.txt").write_text("circle_ppo\n")
-    assert train.run_name(str(tmp_path / "custom")) == "circle_ppo"
+    assert run_name(str(tmp_path / "custom")) == "circle_ppo"
 
 
 def test_resume_reads_the_stored_name_and_needs_the_normaliser(tmp_path, monkeypatch):
     cfg = tiny_config(tmp_path, n_timesteps=256)
     (tmp_path / "crowdnav_square_ppo.yaml").write_text(cfg.read_text())
-    res = train.main(["--config", str(tmp_path / "crowdnav_square_ppo.yaml"),
-                      "--runs-root", str(tmp_path / "runs"), "--no-eval", "--no-progress"])
+    res = run_experiment(str(tmp_path / "crowdnav_square_ppo.yaml"),
+                         runs_root=str(tmp_path / "runs"), evaluate=False, progress_bar=False)
     run_dir = res["run_dir"]
     assert (tmp_path / "runs").is_dir() and os.path.dirname(run_dir) == str(tmp_path / "runs")
     assert open(os.path.join(run_dir, "name.txt")).read().strip() == "crowdnav_square_ppo"
     shipped = []
-    monkeypatch.setattr(train, "ship", lambda d, name: shipped.append(name))
-    train.main(["--resume", run_dir, "--n-timesteps", "320", "--no-eval", "--no-progress",
-                "--ship"])
+    monkeypatch.setattr(experiment, "ship", lambda d, name: shipped.append(name))
+    assert main(["--resume", run_dir, "--n-timesteps", "320", "--no-eval", "--no-progress",
+                 "--ship"]) == EXIT_OK
     assert shipped == ["crowdnav_square_ppo"]
     os.remove(os.path.join(run_dir, "vecnormalize.pkl"))
     with pytest.raises(FileNotFoundError, match="vecnormalize.pkl"):
-        train.main(["--resume", run_dir, "--n-timesteps", "384", "--no-eval", "--no-progress"])
+        main(["--resume", run_dir, "--n-timesteps", "384", "--no-eval", "--no-progress"])
 
 
 def test_ship_replaces_the_destination(tmp_path):
@@ -211,7 +215,7 @@ def test_ship_replaces_the_destination(tmp_path):
     (dest / "model.zip").write_bytes(b"old model")
     (dest / "vecnormalize.pkl").write_bytes(b"old normaliser")  # would be loaded with the new
     (dest / "comparison.json").write_text("{}")
-    out = train.ship(str(run), "circle_ppo", root=str(tmp_path))
+    out = experiment.ship(str(run), "circle_ppo", trained_dir=str(dest.parent))
     assert out == str(dest)
     assert sorted(os.listdir(dest)) == ["comparison.txt", "config.yaml", "model.zip"]
     assert (dest / "model.zip").read_bytes() == b"new model"
@@ -226,9 +230,8 @@ def test_compare_survives_a_missing_video_backend_without_re_running(tmp_path, m
 
     cfg_path = tiny_config(tmp_path, n_timesteps=128)
     run_dir = tmp_path / "run"
-    train.main(["--config", str(cfg_path), "--run-dir", str(run_dir), "--no-eval",
-                "--no-progress"])
-    cfg = train.load_train_config(str(run_dir / "config.yaml"))
+    main(["--config", str(cfg_path), "--run-dir", str(run_dir), "--no-eval", "--no-progress"])
+    cfg = load_train_config(str(run_dir / "config.yaml"))
     calls = []
     real = orca_env.evaluation.evaluate
     monkeypatch.setattr(orca_env.evaluation, "evaluate",
@@ -239,7 +242,7 @@ def test_compare_survives_a_missing_video_backend_without_re_running(tmp_path, m
 
     monkeypatch.setattr(orca_env.evaluation.episode_log, "replay", no_backend)
     capsys.readouterr()
-    reports = train.compare(cfg, str(run_dir))
+    reports = compare(cfg, str(run_dir))
     assert len(calls) == 3 and set(reports) == {"trained+safety", "pure ORCA",
                                                  "trained, no safety"}
     assert "No video (ImportError: No module named 'pygame')" in capsys.readouterr().out
@@ -250,7 +253,7 @@ def test_compare_survives_a_missing_video_backend_without_re_running(tmp_path, m
 
     monkeypatch.setattr(orca_env.evaluation.episode_log, "replay", broken)
     with pytest.raises(ValueError, match="a bug"):
-        train.compare(cfg, str(run_dir))
+        compare(cfg, str(run_dir))
 
 
 def test_sac_resume_keeps_the_replay_buffer(tmp_path, capsys):
@@ -259,12 +262,29 @@ def test_sac_resume_keeps_the_replay_buffer(tmp_path, capsys):
                                    "gradient_steps": 1, "train_freq": 4},
                       policy_kwargs={"net_arch": [16]})
     run_dir = tmp_path / "sac"
-    train.main(["--config", str(cfg), "--run-dir", str(run_dir), "--no-eval", "--no-progress"])
+    main(["--config", str(cfg), "--run-dir", str(run_dir), "--no-eval", "--no-progress"])
     assert (run_dir / "replay_buffer.pkl").is_file()
     assert list((run_dir / "checkpoints").glob("rl_model_replay_buffer_*_steps.pkl"))
     capsys.readouterr()
-    train.main(["--resume", str(run_dir), "--n-timesteps", "256", "--no-eval", "--no-progress"])
+    main(["--resume", str(run_dir), "--n-timesteps", "256", "--no-eval", "--no-progress"])
     out = capsys.readouterr().out
     m = re.search(r"Loaded the replay buffer (\S+) \((\d+) transitions\)", out)
     assert m and m.group(1) == str(run_dir / "replay_buffer.pkl")
     assert int(m.group(2)) * 8 >= 192  # buffer rows hold one step of all 8 entries
+
+
+def test_resume_without_a_model_exits_with_a_message(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "config.yaml").write_text(tiny_config(tmp_path).read_text())
+    assert main(["--resume", str(run_dir), "--no-progress"], prog="orca-env train") \
+        == EXIT_FAILURE
+    assert f"--resume: no checkpoint or model in {str(run_dir)!r}" in capsys.readouterr().err
+
+
+def test_help_names_the_calling_command(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--help"], prog="orca-env train")
+    assert exc.value.code == EXIT_OK
+    out = capsys.readouterr().out
+    assert out.startswith("usage: orca-env train") and "--runs-root" in out

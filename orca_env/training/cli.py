@@ -1,0 +1,92 @@
+"""The training command line: ``python train.py ...`` and ``orca-env train ...``.
+
+Examples::
+
+    python train.py                                    # default config, ~10 min
+    python train.py --config configs/train/circle_ppo.yaml --n-timesteps 20000 --seed 3
+    python train.py --resume runs/circle_ppo_s0_20250101-120000   # continue to n_timesteps
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .config import DEFAULT_CONFIG
+from .experiment import NoCheckpointError, run_experiment
+
+__all__ = ["EXIT_OK", "EXIT_FAILURE", "build_parser", "main"]
+
+EXIT_OK = 0
+#: A run that cannot start (nothing to resume); argparse exits with 2 on bad arguments.
+EXIT_FAILURE = 1
+DESCRIPTION = ("Train a shared navigation policy with stable-baselines3 and compare it with pure "
+               "ORCA.")
+
+
+def _positive(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value!r}")
+    return n
+
+
+def build_parser(prog: str = "train.py") -> argparse.ArgumentParser:
+    """The argument parser of the training command.
+
+    Args:
+        prog: The command's name in usage and help (``train.py``, ``orca-env train``).
+    """
+    cmd = f"python {prog}" if prog.endswith(".py") else prog  # a script runs through python
+    p = argparse.ArgumentParser(
+        prog=prog, description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=f"examples:\n  {cmd}\n  {cmd} --config {DEFAULT_CONFIG} --n-timesteps 20000 "
+               f"--seed 3\n  {cmd} --resume runs/circle_ppo_s0_20250101-120000")
+    p.add_argument("--config", default=None,
+                   help=f"training YAML, looked up in the current folder, then in the "
+                        f"repository root (default: {DEFAULT_CONFIG})")
+    p.add_argument("--run-dir", default=None, help="run folder (default: <runs-root>/<name>_s"
+                   "<seed>_<time>)")
+    p.add_argument("--runs-root", default="runs",
+                   help="folder of new run folders (default: %(default)s, in the current folder)")
+    p.add_argument("--resume", default=None, metavar="RUN_DIR",
+                   help="continue the run in RUN_DIR from its newest checkpoint")
+    p.add_argument("--n-timesteps", type=_positive, default=None, help="override n_timesteps")
+    p.add_argument("--n-envs", type=_positive, default=None, help="override n_envs")
+    p.add_argument("--seed", type=int, default=None, help="override seed")
+    p.add_argument("--eval-episodes", type=_positive, default=None,
+                   help="override eval.n_episodes (>= 1)")
+    p.add_argument("--no-eval", action="store_true", help="skip the final comparison")
+    p.add_argument("--no-video", action="store_true", help="skip the video")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--ship", action="store_true",
+                   help="copy the result to orca_env.policies' trained/<config name> (the "
+                        "shipped policy; in a checkout policies/trained/)")
+    return p
+
+
+def main(argv: list[str] | None = None, prog: str = "train.py") -> int:
+    """Command-line entry point of training.
+
+    Args:
+        argv: The arguments (default: ``sys.argv[1:]``).
+        prog: The command's name in usage and help.
+
+    Returns:
+        The exit code: :data:`EXIT_OK`, or :data:`EXIT_FAILURE` if there is nothing to resume.
+        Bad arguments exit through argparse (``SystemExit`` with code 2).
+    """
+    args = build_parser(prog).parse_args(argv)
+    try:
+        run_experiment(args.config, run_dir=args.run_dir, runs_root=args.runs_root,
+                       resume=args.resume, n_timesteps=args.n_timesteps, n_envs=args.n_envs,
+                       seed=args.seed, eval_episodes=args.eval_episodes,
+                       evaluate=not args.no_eval, video=not args.no_video,
+                       progress_bar=not args.no_progress, ship_result=args.ship)
+    except NoCheckpointError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_FAILURE
+    return EXIT_OK

@@ -1,0 +1,133 @@
+"""The three-way comparison at the end of a run, and its table.
+
+On the evaluation suite's frozen seeds (``10_000 +``, never used by training): the trained policy
+with the ORCA safety layer, pure ORCA and the trained policy without the safety layer.
+"""
+
+from __future__ import annotations
+
+import copy
+import glob
+import json
+import os
+import time
+
+from .run_folder import COMPARISON_JSON, COMPARISON_TXT, EVAL_DIR
+
+__all__ = ["without_safety_layer", "format_comparison", "compare"]
+
+
+def without_safety_layer(env_cfg: dict) -> dict:
+    """The env config with ``safety_layer: false`` for every learned group."""
+    from orca_env import OrcaEnv  # noqa: PLC0415
+
+    out = copy.deepcopy(env_cfg)
+    groups = out.get("groups")
+    if groups is None:  # the scenario's default groups
+        groups = [dict(g) for g in OrcaEnv(out).scenario.DEFAULT_GROUPS]
+    out["groups"] = [dict(g, safety_layer=False) if g.get("population", "learned") == "learned"
+                     else dict(g) for g in groups]
+    return out
+
+
+def _row(report: dict) -> dict:
+    """``{metric: "mean [low, high]" or "mean +-half"}`` strings of a report's aggregate.
+
+    Rates show their 95% interval's bounds (Wilson or clipped Student-t), the rest the Student-t
+    half-width (``orca_env.evaluation.format_ci``); ``-`` when undefined.
+    """
+    from orca_env.evaluation import format_ci  # noqa: PLC0415
+
+    out = {}
+    for key, a in report["aggregate"].items():
+        if a["mean"] is None:
+            out[key] = "-"
+        else:
+            ci = format_ci(a, digits=2)
+            out[key] = f"{a['mean']:.3g}" + ("" if ci == "-" else f" {ci}")
+    return out
+
+
+def format_comparison(reports: dict[str, dict]) -> str:
+    """Policies as columns, the evaluation suite's metrics as rows (mean and 95% CI)."""
+    names = list(reports)
+    rows = {n: _row(r) for n, r in reports.items()}
+    keys = list(next(iter(reports.values()))["aggregate"])
+    units = next(iter(reports.values()))["metrics"]
+    w0 = max(len(k) for k in keys) + 2
+    ws = [max([len(n)] + [len(rows[n][k]) for k in keys]) for n in names]
+    cols = list(zip(names, ws, strict=True))
+    lines = ["  ".join(["metric".ljust(w0)] + [n.rjust(w) for n, w in cols] + ["unit"])]
+    lines.append("-" * len(lines[0]))
+    for k in keys:
+        lines.append("  ".join([k.ljust(w0)] + [rows[n][k].rjust(w) for n, w in cols]
+                               + [units[k]["unit"]]))
+    return "\n".join(lines)
+
+
+def compare(cfg: dict, run_dir: str, video: bool = True) -> dict:
+    """Evaluate the three policies on held-out seeds; print and save the table and a video.
+
+    Uses :func:`orca_env.evaluation.evaluate` on its frozen evaluation seeds (``10_000 +``,
+    never used by training) for: the trained policy with the ORCA safety layer, pure ORCA
+    (``orca_env.baselines.OrcaPolicy``: goal-directed preferred velocity with seeded noise) and
+    the trained policy without the safety layer (``safety_layer: false`` for the learned groups).
+
+    Returns:
+        ``{label: evaluation report}`` of the three policies.
+    """
+    from orca_env.baselines import OrcaPolicy  # noqa: PLC0415
+    from orca_env.evaluation import eval_seeds, evaluate  # noqa: PLC0415
+    from orca_env.policies.sb3 import load  # noqa: PLC0415  (imports SB3 and torch)
+
+    out_dir = os.path.join(run_dir, EVAL_DIR)
+    seeds = eval_seeds(int(cfg["eval"]["n_episodes"]))
+    trained = load(run_dir)
+    runs = [("trained+safety", "trained_safety", trained, cfg["env"]),
+            ("pure ORCA", "orca", OrcaPolicy(), cfg["env"]),
+            ("trained, no safety", "trained_no_safety", trained,
+             without_safety_layer(cfg["env"]))]
+    want_video = video and cfg["eval"].get("video", True)
+    reports = {}
+    for label, sub, pol, env_cfg in runs:
+        t0 = time.perf_counter()
+        # The video is drawn from the episode's log afterwards, so a missing video backend
+        # costs the video only, never a second evaluation.
+        logs = 1 if want_video and sub == "trained_safety" else 0
+        reports[label] = evaluate(env_cfg, pol, seeds=seeds, out_dir=os.path.join(out_dir, sub),
+                                  logs=logs)
+        print(f"  evaluated {label!r} on {len(seeds)} seeds in {time.perf_counter() - t0:.1f} s")
+        if logs:
+            _video_from_log(os.path.join(out_dir, sub), seeds[0])
+    header = (f"Held-out evaluation seeds {seeds[0]}..{seeds[-1]} ({len(seeds)} episodes), "
+              f"scenario {reports['pure ORCA']['config']['scenario']}; mean and 95% CI "
+              f"([low, high] for rates: Wilson for all_success, Student-t clipped to [0, 1] "
+              f"for fractions; +- Student-t half-width otherwise):")
+    table = format_comparison(reports)
+    print(header)
+    print(table)
+    with open(os.path.join(out_dir, COMPARISON_TXT), "w", encoding="utf-8") as fh:
+        fh.write(header + "\n" + table + "\n")
+    with open(os.path.join(out_dir, COMPARISON_JSON), "w", encoding="utf-8") as fh:
+        json.dump({label: {"policy": r["policy"], "aggregate": r["aggregate"]}
+                   for label, r in reports.items()}, fh, indent=1, sort_keys=True)
+    vids = glob.glob(os.path.join(out_dir, "trained_safety", "videos", "*"))
+    if vids:
+        print(f"Video: {vids[0]}")
+    return reports
+
+
+def _video_from_log(eval_dir: str, seed: int) -> str | None:
+    """Render ``<eval_dir>/logs/episode_<seed>.npz`` to ``videos/episode_<seed>.mp4``.
+
+    Only a missing or failing video backend (pygame, imageio, ffmpeg: import, OS and pygame
+    errors) is caught: the numbers stand without the video. Returns the path, or ``None``.
+    """
+    from orca_env.evaluation.episode_log import replay  # noqa: PLC0415
+
+    try:
+        return replay(os.path.join(eval_dir, "logs", f"episode_{seed}.npz"),
+                      video=os.path.join(eval_dir, "videos", f"episode_{seed}.mp4"))
+    except (ImportError, OSError, RuntimeError) as exc:  # pygame.error is a RuntimeError
+        print(f"No video ({type(exc).__name__}: {exc}); the evaluation stands without it")
+        return None

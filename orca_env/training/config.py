@@ -1,0 +1,199 @@
+"""Training configs: the schema, its defaults, strict loading and validation.
+
+A training config is YAML in rl-baselines3-zoo style; unknown keys are errors:
+
+    env:            env config (orca_env.config keys); ``config: <yaml>`` loads a base file
+    algo:           ppo | sac
+    n_envs:         env copies (VecEnv entries = n_envs * learned agents per copy)
+    n_timesteps:    training budget in entry-steps
+    seed:           the one seed of the run (torch, numpy, env copies seed + i)
+    normalize:      false, true, or VecNormalize kwargs merged into the defaults
+                    {norm_obs: true, norm_reward: false} (unknown keys are errors)
+    hyperparams:    passed verbatim to the SB3 algorithm
+    policy_kwargs:  plain map; activation_fn by name (tanh, relu, elu, leaky_relu, gelu, silu)
+    torch_threads:  torch.set_num_threads
+    checkpoint_freq: entry-steps between checkpoints
+    eval:           {n_episodes, video}: the final comparison (on the evaluation suite's
+                    frozen seeds 10_000.., which training never uses)
+
+A relative config path is looked up in the current folder first, then in the repository root
+(for an editable install, the folder above the ``orca_env`` package), so the default config
+``configs/train/circle_ppo.yaml`` is found from anywhere in a checkout.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from typing import Any
+
+import yaml
+
+from orca_env.config import _deep_merge, load_config
+
+__all__ = ["DEFAULT_CONFIG", "REPO_ROOT", "DEFAULTS", "EVAL_KEYS", "NORMALIZE_DEFAULTS",
+           "NORMALIZE_KEYS", "ALGOS", "ACTIVATIONS", "resolve_config_path", "load_train_config",
+           "normalizes_observations", "policy_kwargs_from_config"]
+
+#: The default training config (a dense symmetric circle crossing where pure ORCA jams).
+DEFAULT_CONFIG = os.path.join("configs", "train", "circle_ppo.yaml")
+#: The folder above the ``orca_env`` package: the repository root of an editable install.
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+#: Top-level keys of a training config and their defaults.
+DEFAULTS: dict[str, Any] = {
+    "env": {},
+    "algo": "ppo",
+    "n_envs": 8,
+    "n_timesteps": 1_000_000,
+    "seed": 0,
+    "normalize": {"norm_obs": True, "norm_reward": False},
+    "hyperparams": {},
+    "policy_kwargs": {},
+    "torch_threads": 1,
+    "checkpoint_freq": 200_000,
+    "eval": {"n_episodes": 20, "video": True},
+}
+EVAL_KEYS = {"n_episodes", "video"}
+#: ``normalize: true`` means these VecNormalize arguments; a mapping is merged into them.
+NORMALIZE_DEFAULTS = {"norm_obs": True, "norm_reward": False}
+#: VecNormalize keyword arguments a ``normalize`` mapping may set.
+NORMALIZE_KEYS = ("norm_obs", "norm_reward", "clip_obs", "clip_reward", "gamma", "epsilon")
+#: The stable-baselines3 algorithms a config may name.
+ALGOS = ("ppo", "sac")
+ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu", "gelu", "silu")
+
+
+def resolve_config_path(path: str | os.PathLike) -> str:
+    """A config file's path: as given if it exists (absolute or cwd-relative), else in the repo.
+
+    Args:
+        path: The config path.
+
+    Returns:
+        ``path`` if it names a file, else ``REPO_ROOT/path`` if that does.
+
+    Raises:
+        FileNotFoundError: If neither exists.
+    """
+    path = os.fspath(path)
+    if os.path.isfile(path):
+        return path
+    in_repo = os.path.join(REPO_ROOT, path)
+    if not os.path.isabs(path) and os.path.isfile(in_repo):
+        return in_repo
+    raise FileNotFoundError(f"no training config {path!r} (looked in the current folder and in "
+                            f"{REPO_ROOT!r})")
+
+
+def load_train_config(path: str | os.PathLike | None = None, **overrides: Any) -> dict:
+    """Read a training config strictly and fill in the defaults.
+
+    Args:
+        path: YAML file (default: :data:`DEFAULT_CONFIG`); a relative path is looked up as in
+            :func:`resolve_config_path`.
+        **overrides: Top-level keys replacing the file's values (``None`` values are ignored).
+
+    Returns:
+        The resolved config (a plain dict; ``env`` with a ``config`` base file merged in).
+
+    Raises:
+        FileNotFoundError: If the config file does not exist.
+        ValueError: On an unknown key or a bad value (the message names the key).
+    """
+    path = resolve_config_path(path or DEFAULT_CONFIG)
+    with open(path, encoding="utf-8") as fh:
+        data = yaml.safe_load(fh) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"training config {path!r} must be a mapping")
+    unknown = sorted(set(data) - set(DEFAULTS))
+    if unknown:
+        raise ValueError(f"unknown training config key {unknown[0]!r} in {path!r}; valid keys: "
+                         f"{sorted(DEFAULTS)}")
+    cfg = copy.deepcopy(DEFAULTS)
+    cfg.update(copy.deepcopy(data))
+    cfg.update({k: v for k, v in overrides.items() if v is not None})
+    ev = dict(DEFAULTS["eval"])
+    if not isinstance(cfg["eval"], dict) or set(cfg["eval"]) - EVAL_KEYS:
+        raise ValueError(f"training config key 'eval' must be a mapping with keys "
+                         f"{sorted(EVAL_KEYS)}, got {cfg['eval']!r}")
+    ev.update(cfg["eval"])
+    cfg["eval"] = ev
+    env = cfg["env"]
+    if not isinstance(env, dict):
+        raise ValueError(f"training config key 'env' must be a mapping, got {env!r}")
+    if "config" in env:  # a base env YAML, relative to the cwd, the repo root or the config file
+        base_path = env["config"]
+        for cand in (base_path, os.path.join(REPO_ROOT, base_path),
+                     os.path.join(os.path.dirname(os.path.abspath(path)), base_path)):
+            if os.path.isfile(cand):
+                with open(cand, encoding="utf-8") as fh:
+                    base = yaml.safe_load(fh) or {}
+                break
+        else:
+            raise ValueError(f"training config key 'env.config': no file {base_path!r}")
+        rest = {k: v for k, v in env.items() if k != "config"}
+        cfg["env"] = _deep_merge(base, rest)
+    load_config(cfg["env"])  # validates the env section (its errors name the key)
+    for key in ("n_envs", "n_timesteps", "torch_threads", "checkpoint_freq"):
+        if isinstance(cfg[key], bool) or not isinstance(cfg[key], int) or cfg[key] < 1:
+            raise ValueError(f"training config key {key!r} must be a positive integer, "
+                             f"got {cfg[key]!r}")
+    if isinstance(cfg["seed"], bool) or not isinstance(cfg["seed"], int):
+        raise ValueError(f"training config key 'seed' must be an integer, got {cfg['seed']!r}")
+    if cfg["algo"] not in ALGOS:
+        raise ValueError(f"training config key 'algo' must be ppo or sac, got {cfg['algo']!r}")
+    for key in ("hyperparams", "policy_kwargs"):
+        if not isinstance(cfg[key], dict):
+            raise ValueError(f"training config key {key!r} must be a mapping")
+    act = cfg["policy_kwargs"].get("activation_fn")
+    if act is not None and act not in ACTIVATIONS:
+        raise ValueError(f"policy_kwargs.activation_fn must be one of {list(ACTIVATIONS)}, "
+                         f"got {act!r}")
+    norm = cfg["normalize"]
+    if not isinstance(norm, (bool, dict)):
+        raise ValueError(f"training config key 'normalize' must be true, false or a mapping, "
+                         f"got {norm!r}")
+    if isinstance(norm, dict):
+        unknown = sorted(set(norm) - set(NORMALIZE_KEYS))
+        if unknown:
+            raise ValueError(f"unknown key {unknown[0]!r} in training config key 'normalize'; "
+                             f"valid keys: {list(NORMALIZE_KEYS)}")
+        # Merged into the defaults: a partial mapping must not fall back to VecNormalize's own
+        # defaults (norm_reward=True).
+        cfg["normalize"] = {**NORMALIZE_DEFAULTS, **norm}
+    elif norm:
+        cfg["normalize"] = dict(NORMALIZE_DEFAULTS)
+    ev = cfg["eval"]
+    if isinstance(ev["n_episodes"], bool) or not isinstance(ev["n_episodes"], int) \
+            or ev["n_episodes"] < 1:
+        raise ValueError(f"training config key 'eval.n_episodes' must be a positive integer, "
+                         f"got {ev['n_episodes']!r}")
+    if not isinstance(ev["video"], bool):
+        raise ValueError(f"training config key 'eval.video' must be true or false, "
+                         f"got {ev['video']!r}")
+    return cfg
+
+
+def normalizes_observations(config: dict) -> bool:
+    """Whether a resolved training config normalised observations.
+
+    ``normalize`` is ``false``, ``true`` (observations only) or VecNormalize keyword arguments,
+    whose ``norm_obs`` defaults to true.
+    """
+    norm = config.get("normalize", False)
+    if isinstance(norm, dict):
+        return bool(norm.get("norm_obs", NORMALIZE_DEFAULTS["norm_obs"]))
+    return bool(norm)
+
+
+def policy_kwargs_from_config(pk: dict) -> dict:
+    """SB3 ``policy_kwargs`` from the plain map: ``activation_fn`` by name, no ``eval``."""
+    import torch.nn as nn  # noqa: PLC0415  (torch loads only when a model is built)
+
+    out = copy.deepcopy(pk)
+    names = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "leaky_relu": nn.LeakyReLU,
+             "gelu": nn.GELU, "silu": nn.SiLU}
+    if "activation_fn" in out:
+        out["activation_fn"] = names[out["activation_fn"]]
+    return out

@@ -1,0 +1,205 @@
+"""Run folders: the one definition of their layout, names and checkpoint conventions.
+
+Training writes everything of a run into one folder (the names are the constants below)::
+
+    runs/<config>_s<seed>_<time>/
+        config.yaml        resolved config (the defaults filled in; what --resume reads)
+        command.txt        the command line (one line per invocation)
+        git.txt            commit and whether the tree was dirty
+        name.txt           the config's name (what --resume and --ship call the run)
+        model.zip          the final model (load with orca_env.policies.sb3.load(run_folder))
+        vecnormalize.pkl   observation normaliser statistics (when normalize is on)
+        replay_buffer.pkl  SAC's replay buffer (what --resume continues from)
+        checkpoints/       rl_model_<n>_steps.zip (+ rl_model_vecnormalize_<n>_steps.pkl and
+                           rl_model_replay_buffer_<n>_steps.pkl, SB3's CheckpointCallback names)
+        tb/                TensorBoard logs (when tensorboard is installed)
+        train_stats.json   timesteps, wall time, throughput
+        eval/              comparison.txt, comparison.json; per policy (trained_safety, orca,
+                           trained_no_safety) the suite's metrics.json, episodes.csv;
+                           trained_safety/logs/episode_10000.npz and videos/episode_10000.mp4
+
+A model's normaliser and replay buffer are its siblings: ``vecnormalize.pkl`` and
+``replay_buffer.pkl`` beside ``model.zip``, ``<prefix>_vecnormalize_<n>_steps.pkl`` and
+``<prefix>_replay_buffer_<n>_steps.pkl`` beside a checkpoint ``<prefix>_<n>_steps.zip``
+(:func:`model_siblings`). Training (:mod:`orca_env.training.experiment`) and the loader of
+trained models (:mod:`orca_env.policies.sb3`) both go through this module.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shlex
+import subprocess
+import sys
+import time
+
+import yaml
+
+from .config import REPO_ROOT
+
+__all__ = ["MODEL_FILE", "CONFIG_FILE", "NAME_FILE", "COMMAND_FILE", "GIT_FILE",
+           "VECNORMALIZE_FILE", "REPLAY_BUFFER_FILE", "TRAIN_STATS_FILE", "CHECKPOINT_DIR",
+           "CHECKPOINT_PREFIX", "TB_DIR", "EVAL_DIR", "COMPARISON_TXT", "COMPARISON_JSON",
+           "RUN_NAME", "CHECKPOINT_ZIP", "git_info", "new_run_dir", "run_name",
+           "write_run_info", "checkpoint_steps", "model_siblings", "latest_checkpoint",
+           "resolve_model"]
+
+MODEL_FILE = "model.zip"
+CONFIG_FILE = "config.yaml"
+NAME_FILE = "name.txt"
+COMMAND_FILE = "command.txt"
+GIT_FILE = "git.txt"
+VECNORMALIZE_FILE = "vecnormalize.pkl"
+REPLAY_BUFFER_FILE = "replay_buffer.pkl"
+TRAIN_STATS_FILE = "train_stats.json"
+CHECKPOINT_DIR = "checkpoints"
+#: SB3 ``CheckpointCallback``'s ``name_prefix`` (its default, passed explicitly).
+CHECKPOINT_PREFIX = "rl_model"
+TB_DIR = "tb"
+EVAL_DIR = "eval"
+COMPARISON_TXT = "comparison.txt"
+COMPARISON_JSON = "comparison.json"
+#: A run folder's default name: ``<config name>_s<seed>_<YYYYmmdd-HHMMSS>[-<i>]``.
+RUN_NAME = re.compile(r"^(?P<name>.+)_s-?\d+_\d{8}-\d{6}(?:-\d+)?$")
+#: A checkpoint's file name, as SB3's ``CheckpointCallback`` writes it.
+CHECKPOINT_ZIP = re.compile(r"^(?P<prefix>.*)_(?P<steps>\d+)_steps\.zip$")
+
+
+def git_info() -> dict:
+    """Commit hash and dirty flag of the repository holding ``orca_env`` (``unknown`` if none).
+
+    Only an editable install's repository counts: an installed package's parent folder
+    (site-packages) may sit inside some unrelated repository.
+    """
+    def run(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=REPO_ROOT, capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+
+    if not os.path.exists(os.path.join(REPO_ROOT, ".git")):
+        return {"commit": "unknown", "dirty": False}
+    try:
+        commit = run("rev-parse", "HEAD") or "unknown"
+        dirty = bool(run("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, subprocess.SubprocessError):
+        commit, dirty = "unknown", False
+    return {"commit": commit, "dirty": dirty}
+
+
+def new_run_dir(cfg: dict, config_path: str, runs_root: str) -> str:
+    """``<runs_root>/<config name>_s<seed>_<YYYYmmdd-HHMMSS>`` (suffixed if it exists)."""
+    name = os.path.splitext(os.path.basename(config_path))[0]
+    base = os.path.join(runs_root, f"{name}_s{cfg['seed']}_{time.strftime('%Y%m%d-%H%M%S')}")
+    path, i = base, 1
+    while os.path.exists(path):
+        path, i = f"{base}-{i}", i + 1
+    return path
+
+
+def run_name(run_dir: str) -> str:
+    """The config name of a run folder: ``name.txt`` if written, else parsed from the folder name.
+
+    The default folder name is ``<name>_s<seed>_<YYYYmmdd-HHMMSS>[-<i>]``; the suffix is matched
+    at the end, so names containing ``_s`` (``crowdnav_square_ppo``) survive. A folder named
+    otherwise (``--run-dir``) without ``name.txt`` keeps its own name.
+    """
+    path = os.path.join(run_dir, NAME_FILE)
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as fh:
+            name = fh.read().strip()
+        if name:
+            return name
+    base = os.path.basename(os.path.normpath(run_dir))
+    m = RUN_NAME.match(base)
+    return m.group("name") if m else base
+
+
+def write_run_info(run_dir: str, cfg: dict, config_name: str) -> None:
+    """Create ``run_dir`` and write its name, resolved config, command line and git state.
+
+    ``command.txt`` gets one more line per invocation (a resumed run keeps its history); the
+    other files are rewritten.
+    """
+    os.makedirs(run_dir, exist_ok=True)
+    with open(os.path.join(run_dir, NAME_FILE), "w", encoding="utf-8") as fh:
+        fh.write(config_name + "\n")
+    with open(os.path.join(run_dir, CONFIG_FILE), "w", encoding="utf-8") as fh:
+        yaml.safe_dump(cfg, fh, sort_keys=False)
+    with open(os.path.join(run_dir, COMMAND_FILE), "a", encoding="utf-8") as fh:
+        fh.write(shlex.join([sys.executable, *sys.argv]) + "\n")
+    with open(os.path.join(run_dir, GIT_FILE), "w", encoding="utf-8") as fh:
+        gi = git_info()
+        fh.write(f"commit: {gi['commit']}\ndirty: {str(gi['dirty']).lower()}\n")
+
+
+def checkpoint_steps(model_path: str) -> int | None:
+    """The step count of a checkpoint ``<prefix>_<n>_steps.zip``, ``None`` for other models."""
+    m = CHECKPOINT_ZIP.match(os.path.basename(model_path))
+    return int(m.group("steps")) if m else None
+
+
+def model_siblings(model_path: str) -> tuple[str, str]:
+    """``(vecnormalize pkl, replay buffer pkl)`` that belong to a model ``.zip``.
+
+    They are where training writes them; they may not exist.
+    """
+    here = os.path.dirname(model_path)
+    m = CHECKPOINT_ZIP.match(os.path.basename(model_path))
+    if m:
+        prefix, n = m.group("prefix"), m.group("steps")
+        return (os.path.join(here, f"{prefix}_vecnormalize_{n}_steps.pkl"),
+                os.path.join(here, f"{prefix}_replay_buffer_{n}_steps.pkl"))
+    return os.path.join(here, VECNORMALIZE_FILE), os.path.join(here, REPLAY_BUFFER_FILE)
+
+
+def latest_checkpoint(run_dir: str) -> tuple[str, str, str] | None:
+    """The newest checkpoint (or the final model, if newer) of a run, or ``None``.
+
+    Returns:
+        ``(model zip, vecnormalize pkl, replay buffer pkl)``: the two ``.pkl`` are where they
+        belong to that model; they may not exist (the caller decides whether they must).
+    """
+    final = os.path.join(run_dir, MODEL_FILE)
+    ckpts = glob.glob(os.path.join(run_dir, CHECKPOINT_DIR, f"{CHECKPOINT_PREFIX}_*_steps.zip"))
+    steps = {checkpoint_steps(c): c for c in ckpts}
+    steps.pop(None, None)  # a stray file the glob matched without a step count
+    if steps:
+        newest = steps[max(steps)]
+        if not (os.path.isfile(final) and os.path.getmtime(final) > os.path.getmtime(newest)):
+            return (newest, *model_siblings(newest))
+    if os.path.isfile(final):
+        return (final, *model_siblings(final))
+    return None
+
+
+def resolve_model(path: str | os.PathLike) -> tuple[str, str | None, str]:
+    """``(model zip, config yaml or None, expected vecnormalize pkl)`` of a run path.
+
+    Args:
+        path: A run folder (its ``model.zip``), a model ``.zip`` (the suffix may be left out) or
+            a checkpoint ``checkpoints/<prefix>_<n>_steps.zip`` (whose run folder is the one
+            above ``checkpoints/``).
+
+    Returns:
+        The model, the run's resolved config if it exists, and where the model's normaliser
+        would be (it may not exist).
+
+    Raises:
+        FileNotFoundError: If there is no model.
+    """
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        model = os.path.join(path, MODEL_FILE)
+        run_dir = path
+        norm = model_siblings(model)[0]
+    else:
+        model = path if path.endswith(".zip") else path + ".zip"
+        here = os.path.dirname(os.path.abspath(model))
+        norm = model_siblings(os.path.join(here, os.path.basename(model)))[0]
+        run_dir = os.path.dirname(here) if checkpoint_steps(model) is not None else here
+    if not os.path.isfile(model):
+        raise FileNotFoundError(f"no model at {model!r} (expected a run folder with model.zip "
+                                f"or a .zip file)")
+    cfg = os.path.join(run_dir, CONFIG_FILE)
+    return model, (cfg if os.path.isfile(cfg) else None), norm
