@@ -2,10 +2,13 @@
 
 Circle layout (RVO2 parameters), N learned agents plus a crowd of N ORCA agents, heuristic
 (pure ORCA) actions. The core's ``sim.step`` is timed inside ``env.step``, so both figures come
-from the very same steps. Prints, per N: core step time, env step time (core included), env
-overhead factor (env / core - 1) and agent-steps per second of env.step. Usage:
+from the very same steps. Prints, per N and per ``infos`` level (``full``: every per-agent info
+entry, what evaluation reads; ``compact``: only ``status``, what the training adapters use):
+core step time, env step time (core included), env overhead factor (env / core - 1) and
+agent-steps per second of env.step. Usage:
 
     python benchmarks/bench_env.py [--sizes 10 100 1000] [--steps 200] [--threads 1]
+        [--infos full compact]
 """
 
 import argparse
@@ -16,9 +19,9 @@ import numpy as np
 import orca_env
 
 
-def bench(n, steps, threads):
+def bench(n, steps, threads, infos):
     """Time env.step and, inside it, the core's sim.step on the very same states."""
-    kw = dict(scenario="circle_v0", num_threads=threads, max_steps=100_000,
+    kw = dict(scenario="circle_v0", num_threads=threads, max_steps=100_000, infos=infos,
               scenario_kwargs={"circle_radius": max(20.0, 0.8 * 2 * n)},
               groups=[{"population": "learned", "count": n, "on_goal": "stay"},
                       {"population": "orca", "count": n, "on_goal": "stay"}])
@@ -55,13 +58,16 @@ def main():
     ap.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 1000])
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--infos", nargs="+", choices=("full", "compact"),
+                    default=["full", "compact"])
     args = ap.parse_args()
-    print(f"{'learned':>8} {'crowd':>6} {'core ms':>8} {'env ms':>8} {'overhead':>9} "
-          f"{'agent-steps/s':>14}")
+    print(f"{'learned':>8} {'crowd':>6} {'infos':>8} {'core ms':>8} {'env ms':>8} "
+          f"{'overhead':>9} {'agent-steps/s':>14}")
     for n in args.sizes:
-        core_ms, env_ms, rate = bench(n, args.steps, args.threads)
-        print(f"{n:>8} {n:>6} {core_ms:>8.3f} {env_ms:>8.3f} {env_ms / core_ms - 1:>8.2f}x "
-              f"{rate:>14,.0f}")
+        for infos in args.infos:
+            core_ms, env_ms, rate = bench(n, args.steps, args.threads, infos)
+            print(f"{n:>8} {n:>6} {infos:>8} {core_ms:>8.3f} {env_ms:>8.3f} "
+                  f"{env_ms / core_ms - 1:>8.2f}x {rate:>14,.0f}")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from .config import EnvConfig, GroupConfig, load_config, parse_section
 from .core import Simulator
 from .frames import frame_axes, world_to_frame
 from .guidance import Roadmap
-from .observations import build_observations, make_space
+from .observations import build_observations, make_space, nearest_clearances
 from .rewards import TERMS, extra_weights, reward_terms, term_dicts
 from .scenarios import make_scenario
 from .step import clip_actions, goals_and_stalls, outcomes, preferred_velocities
@@ -29,6 +29,8 @@ __all__ = ["OrcaEnv", "parallel_env", "env", "raw_env", "INFO_LEVELS"]
 #: ``full`` costs about half a core step at 100 agents).
 INFO_LEVELS = ("full", "compact")
 
+#: Status names indexed by code, as an array: one fancy-indexing call names every agent's status.
+_STATUS_NAMES = np.array(STATUSES, dtype=object)
 _ORCA_PARAMS = ("neighbor_dist", "max_neighbors", "time_horizon", "time_horizon_obst")
 
 
@@ -378,21 +380,19 @@ class OrcaEnv(ParallelEnv):
         pos = sim.positions
         # The env's slots and ranges are valid by construction: skip the public validation.
         nbr, nbr_dsq = sim._query_knn(slots, max(kk, 1), self.obs_range ** 2)
-        r_i = self._radius[slots]
-        safe_ids = np.where(nbr >= 0, nbr, 0)
-        sep_agents = np.sqrt(nbr_dsq) - r_i[:, None] - self._radius[safe_ids]
-        sep_a = sep_agents.min(axis=1) if sep_agents.shape[1] else np.full(k, np.inf)
+        sep_a = np.empty(k)
+        nearest_clearances(slots, nbr, nbr_dsq, self._radius, sep_a)
         sep = sep_a
         if self._has_obstacles and k:
             m_q = max(mm, 1)
             seg, closest, dsq = sim.query_obstacle_neighbors(pos[slots], self.obs_range, m_q)
-            sep = np.minimum(sep_a, np.sqrt(dsq[:, 0]) - r_i)
+            sep = np.minimum(sep_a, np.sqrt(dsq[:, 0]) - self._radius[slots])
             seg, closest = seg[:, :mm], closest[:, :mm]
         else:
             seg = np.full((k, mm), -1, dtype=np.int64)
             closest = np.zeros((k, mm, 2))
         out = np.empty((k, self._obs_low.shape[0]), dtype=np.float32)
-        build_observations(np.asarray(slots, dtype=np.int64), pos, sim.velocities, self._radius,
+        build_observations(slots, pos, sim.velocities, self._radius,
                            self._max_speed, self._targets[slots], self._path_len[slots],
                            np.ascontiguousarray(nbr[:, :kk]), np.ascontiguousarray(seg),
                            np.ascontiguousarray(closest), self._obst_dirs, self._world_frame,
@@ -526,10 +526,14 @@ class OrcaEnv(ParallelEnv):
         at_goal = np.empty(n, dtype=bool)
         moving = np.empty(n, dtype=bool)
         stalled = np.empty(n, dtype=bool)
+        dist = np.empty(n)
         goals_and_stalls(pos, vel, sim.active, self._parked, self._goals, self._goal_tol,
-                          self._max_speed, st.speed_fraction, st.window, self._stall, at_goal,
-                          moving, stalled)
-        self._update_targets()
+                         self._max_speed, st.speed_fraction, st.window, self._stall, at_goal,
+                         moving, stalled, dist)
+        if self._roadmap is None:
+            self._path_len = dist  # the remaining path is the straight line
+        else:
+            self._update_targets()
 
         # Outcomes: with on_collision 'terminate' a collision ends the agent's episode as a
         # failure, even on the step it reaches its goal (CrowdNav's precedence); with 'continue'
@@ -581,7 +585,7 @@ class OrcaEnv(ParallelEnv):
         done = term | trunc
         term_d = dict(zip(agents, term.tolist(), strict=True))
         trunc_d = dict(zip(agents, trunc.tolist(), strict=True))
-        stat = [STATUSES[x] for x in status.tolist()]
+        stat = _STATUS_NAMES[status].tolist()
         if not self._full_infos:
             infos = {a: {"status": st_} for a, st_ in zip(agents, stat, strict=True)}
             self._drop_done(done)

@@ -97,6 +97,26 @@ def make_space(k: int, m: int, obs_range: float, max_speed: float, max_radius: f
 
 
 @njit(cache=True)
+def nearest_clearances(slots, nbr_ids, nbr_dsq, radii, out):
+    """Clearance (m) of each agent ``slots`` to its nearest neighbour: distance minus radii.
+
+    Args:
+        slots: (k,) int64 simulator ids.
+        nbr_ids: (k, K) int64 neighbour ids, -1 padded.
+        nbr_dsq: (k, K) float64 squared centre distances, inf padded.
+        radii: (n,) float64 radii, m.
+        out: (k,) float64 output; inf without neighbours.
+    """
+    for r in range(slots.shape[0]):
+        best = np.inf
+        for c in range(nbr_ids.shape[1]):
+            j = nbr_ids[r, c]
+            if j >= 0:
+                best = min(best, np.sqrt(nbr_dsq[r, c]) - radii[slots[r]] - radii[j])
+        out[r] = best
+
+
+@njit(cache=True)
 def build_observations(slots, positions, velocities, radii, max_speeds, targets, path_rem,
                        nbr_ids, seg_ids, seg_closest, unit_dirs, world_frame, low, high, out):
     """Fill ``out`` (len(slots), obs_size) float32 for the agents ``slots``.

@@ -105,7 +105,7 @@ def preferred_velocities(pos0, targets, pref_speed, max_speed, noise_ang, noise_
 
 @njit(cache=True)
 def goals_and_stalls(pos, vel, active, parked, goals, goal_tol, max_speed, speed_fraction,
-                     window, stall, at_goal, moving, stalled):
+                     window, stall, at_goal, moving, stalled, dist):
     """Goal arrival and stall counters of every slot after a step.
 
     Args:
@@ -122,12 +122,14 @@ def goals_and_stalls(pos, vel, active, parked, goals, goal_tol, max_speed, speed
         at_goal: (n,) bool output: moving and within ``goal_tol`` of the goal.
         moving: (n,) bool output: active and not parked.
         stalled: (n,) bool output: ``stall >= window``.
+        dist: (n,) float64 output: straight-line distance to the goal, m.
     """
     for i in range(pos.shape[0]):
         mv = active[i] and not parked[i]
         gx = goals[i, 0] - pos[i, 0]
         gy = goals[i, 1] - pos[i, 1]
-        ag = mv and np.sqrt(gx * gx + gy * gy) <= goal_tol[i]
+        dist[i] = np.sqrt(gx * gx + gy * gy)
+        ag = mv and dist[i] <= goal_tol[i]
         speed = np.sqrt(vel[i, 0] * vel[i, 0] + vel[i, 1] * vel[i, 1])
         if mv and not ag and speed < speed_fraction * max_speed[i]:
             stall[i] += 1
