@@ -14,8 +14,6 @@ agent-steps per second of env.step. Usage:
 import argparse
 import time
 
-import numpy as np
-
 import orca_env
 
 
