@@ -196,7 +196,7 @@ def resolve_model(path: str | os.PathLike) -> tuple[str, str | None, str]:
     else:
         model = path if path.endswith(".zip") else path + ".zip"
         here = os.path.dirname(os.path.abspath(model))
-        norm = model_siblings(os.path.join(here, os.path.basename(model)))[0]
+        norm = model_siblings(os.path.abspath(model))[0]
         run_dir = os.path.dirname(here) if checkpoint_steps(model) is not None else here
     if not os.path.isfile(model):
         raise FileNotFoundError(f"no model at {model!r} (expected a run folder with model.zip "
