@@ -3,8 +3,8 @@
 Both act on the env's observation dicts like any policy (``policy(observations, env) ->
 actions``, see :mod:`orca_env.evaluation`) and draw their randomness from a generator re-seeded
 at every episode from the env's seed, so an episode depends only on its seed. The evaluation
-suite's built-in ``orca`` and ``random`` are these classes; ``policies.orca`` and
-``policies.random`` re-export them beside the trained-model loader.
+suite's built-in ``orca`` and ``random`` are these classes; ``orca_env.policies.orca`` and
+``orca_env.policies.random`` re-export them beside the trained-model loader.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from .codes import STATE_FEATURES, StateField
 
 __all__ = ["OrcaPolicy", "RandomPolicy", "episode_rng"]
 
@@ -80,10 +79,8 @@ class OrcaPolicy:
 
 def _max_speeds(env: Any, agents: list) -> np.ndarray:
     """Max speed (m/s) of each agent: actions are in units of it."""
-    state = env.state().reshape(-1, STATE_FEATURES)
-    slots = np.flatnonzero(state[:, StateField.LEARNED] == 1.0)  # learned slots, agent order
-    idx = slots[[env.possible_agents.index(k) for k in agents]]
-    return state[idx, StateField.MAX_SPEED].astype(np.float64)
+    slots = env.learned_slots[[env.possible_agents.index(k) for k in agents]]
+    return env.max_speeds[slots]
 
 
 class RandomPolicy:
