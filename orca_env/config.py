@@ -28,6 +28,8 @@ import dataclasses
 import math
 import numbers
 import os
+import re
+import reprlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,10 +44,124 @@ __all__ = [
     "load_config",
     "POPULATIONS",
     "GOAL_BEHAVIOURS",
+    "load_yaml",
+    "parse_yaml_value",
 ]
 
 POPULATIONS = ("learned", "orca", "non_reactive")
 GOAL_BEHAVIOURS = ("stop", "stay", "new_goal")
+
+# Sane bounds of numeric keys. Beyond them float64 geometry overflows (ORCA squares lengths and
+# speeds) or the env would ask for impossible memory; they are far outside any crowd scenario.
+#: Largest length (m): radii, distances, ranges.
+MAX_LENGTH = 1e6
+#: Largest speed (m/s).
+MAX_SPEED = 1e4
+#: Largest duration (s): time step, ORCA horizons.
+MAX_DURATION = 1e6
+#: Largest count: agents per group, steps per episode, stall window.
+MAX_COUNT = 10**9
+#: Largest number of observed agents or segments, and of ORCA neighbours.
+MAX_OBSERVED = 1024
+#: Largest reward weight magnitude.
+MAX_WEIGHT = 1e6
+_WEIGHT = dict(kind=float, minimum=-MAX_WEIGHT, maximum=MAX_WEIGHT)
+#: YAML aliases allowed in one document: enough for shared anchors, too few for an alias bomb
+#: (nested aliases expand exponentially; 16 of them expand to a few hundred nodes at most).
+MAX_YAML_ALIASES = 16
+
+_SHOW = reprlib.Repr()
+_SHOW.maxstring = 80
+_SHOW.maxother = 80
+
+
+def _show(value: Any) -> str:
+    """A short ``repr`` for error messages: nested or huge values are elided, never expanded."""
+    return _SHOW.repr(value)
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, stricter.
+
+    * A key repeated in one mapping is an error (PyYAML keeps the last one silently).
+    * More than :data:`MAX_YAML_ALIASES` aliases is an error (an alias bomb would otherwise
+      expand exponentially in whatever walks the result).
+    * ``1e3`` is a number, as the docs and YAML 1.2 say (PyYAML's YAML 1.1 rules need ``1.0e3``
+      and read ``1e3`` as a string).
+    """
+
+    # Copied list by list: add_implicit_resolver would otherwise append to SafeLoader's lists.
+    yaml_implicit_resolvers = {k: list(v) for k, v in
+                               yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self._aliases = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_YAML_ALIASES:
+                mark = self.peek_event().start_mark
+                raise ValueError(f"YAML {mark.name}: more than {MAX_YAML_ALIASES} aliases "
+                                 f"(line {mark.line + 1}); expand them in the file")
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # "<<" merges may be overridden by explicit keys
+            key = self.construct_object(key_node, deep=deep)
+            try:
+                if key in seen:
+                    raise ValueError(f"YAML {key_node.start_mark.name}: key {_show(key)} appears "
+                                     f"twice in one mapping (lines {seen[key] + 1} and "
+                                     f"{key_node.start_mark.line + 1})")
+                seen[key] = key_node.start_mark.line
+            except TypeError:
+                pass  # an unhashable key: SafeLoader rejects it with its own message
+        return super().construct_mapping(node, deep)
+
+
+_StrictLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?[0-9][0-9_]*(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"))
+
+
+def load_yaml(source: str | os.PathLike) -> Any:
+    """Read a YAML file as data (no code runs), strictly: see :class:`_StrictLoader`.
+
+    Args:
+        source: Path of the file.
+
+    Returns:
+        The document (``None`` for an empty file).
+
+    Raises:
+        ValueError: On a repeated key, too many aliases or invalid YAML (naming the file).
+        FileNotFoundError: If the file does not exist.
+    """
+    with open(source, encoding="utf-8") as fh:
+        try:
+            return yaml.load(fh, Loader=_StrictLoader)  # noqa: S506  (a SafeLoader subclass)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{os.fspath(source)!r} is not valid YAML: {exc}") from exc
+
+
+def parse_yaml_value(text: str) -> Any:
+    """One YAML value from a string (command-line overrides), with :func:`load_yaml`'s rules."""
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506  (a SafeLoader subclass)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{_show(text)} is not a valid YAML value: {exc}") from exc
+
+
+def _max_threads() -> int:
+    """Threads numba may use: ``NUMBA_NUM_THREADS`` or the CPU count (numba's own rule)."""
+    env = os.environ.get("NUMBA_NUM_THREADS", "")
+    return int(env) if env.isdigit() and int(env) > 0 else (os.cpu_count() or 1)
 
 
 def _f(default: Any, doc: str, *, kind: Any, choices: tuple | None = None,
@@ -70,7 +186,8 @@ class GroupConfig:
                          "ORCA to its goal) or non_reactive (dynamic obstacles: head for their "
                          "goal on a straight line or roadmap path, responsibility 0, avoid no one)",
                          kind=str, choices=POPULATIONS)
-    count: int = _f(1, "number of agents in the group; must be >= 0", kind=int, minimum=0)
+    count: int = _f(1, "number of agents in the group; must be >= 0", kind=int, minimum=0,
+                    maximum=10**6)
     name: str | None = _f(None, "label reported in infos['group']; default '<population>_<index>'",
                           kind=str, optional=True)
     on_goal: str = _f("stop", "stop (terminate and leave the simulation), stay (park: keep "
@@ -82,24 +199,25 @@ class GroupConfig:
                             "moves exactly as commanded, walls and agents included, and has "
                             "responsibility 0 so the others avoid it fully)", kind=bool)
     radius: float | None = _f(None, "metres; must be positive", kind=float, positive=True,
-                              optional=True)
+                              maximum=MAX_LENGTH, optional=True)
     max_speed: float | None = _f(None, "m/s; actions are scaled to it; must be positive",
-                                 kind=float, positive=True, optional=True)
+                                 kind=float, positive=True, maximum=MAX_SPEED, optional=True)
     pref_speed: float | None = _f(None, "m/s, speed of the goal-directed preferred velocity of "
                                   "scripted agents (RVO2 examples use 1); must be positive",
-                                  kind=float, positive=True, optional=True)
+                                  kind=float, positive=True, maximum=MAX_SPEED, optional=True)
     neighbor_dist: float | None = _f(None, "ORCA neighbour distance (m)", kind=float,
-                                     positive=True, optional=True)
+                                     positive=True, maximum=MAX_LENGTH, optional=True)
     max_neighbors: int | None = _f(None, "ORCA max neighbours", kind=int, minimum=0,
-                                   optional=True)
+                                   maximum=MAX_OBSERVED, optional=True)
     time_horizon: float | None = _f(None, "ORCA time horizon for agents (s)", kind=float,
-                                    positive=True, optional=True)
+                                    positive=True, maximum=MAX_DURATION, optional=True)
     time_horizon_obst: float | None = _f(None, "ORCA time horizon for obstacles (s)",
-                                         kind=float, positive=True, optional=True)
+                                         kind=float, positive=True, maximum=MAX_DURATION,
+                                         optional=True)
     noise: float | None = _f(None, "magnitude bound (m/s) of RVO2's symmetry-breaking noise on "
                              "the preferred velocity of scripted agents, U(0, noise) in a "
                              "uniform direction each step; default 1e-4 for orca, 0 otherwise",
-                             kind=float, minimum=0.0, optional=True)
+                             kind=float, minimum=0.0, maximum=MAX_SPEED, optional=True)
 
 
 @dataclass
@@ -109,12 +227,13 @@ class ObservationConfig:
     frame: str = _f("goal", "goal: vectors in the agent's goal-aligned frame (x towards the "
                     "goal or waypoint); world: world frame", kind=str, choices=("goal", "world"))
     num_agents: int | None = _f(None, "K nearest agents observed; None: scenario default",
-                                kind=int, minimum=0, optional=True)
+                                kind=int, minimum=0, maximum=MAX_OBSERVED, optional=True)
     num_obstacles: int | None = _f(None, "M nearest obstacle segments observed; None: scenario "
                                    "default (0 without obstacles)", kind=int, minimum=0,
-                                   optional=True)
+                                   maximum=MAX_OBSERVED, optional=True)
     range: float | None = _f(None, "metres; agents and segments farther are not observed; "
-                             "None: scenario default", kind=float, positive=True, optional=True)
+                             "None: scenario default", kind=float, positive=True,
+                             maximum=MAX_LENGTH, optional=True)
 
 
 @dataclass
@@ -147,15 +266,15 @@ class RewardConfig:
     (CrowdNav uses weight -0.5 with discomfort_dist 0.2, see ``configs/crowdnav_circle.yaml``).
     """
 
-    progress: float = _f(1.0, "weight of the progress term", kind=float)
-    goal: float = _f(1.0, "weight of the goal term (CrowdNav: +1)", kind=float)
-    collision: float = _f(-0.25, "weight of the collision term (CrowdNav: -0.25)", kind=float)
-    deadlock: float = _f(-0.05, "weight of the deadlock (stalled) term, per step", kind=float)
-    intervention: float = _f(-0.05, "weight of the ORCA intervention term", kind=float)
-    time: float = _f(-0.01, "weight of the time term, per second", kind=float)
-    discomfort: float = _f(0.0, "weight of the discomfort term (CrowdNav: -0.5)", kind=float)
+    progress: float = _f(1.0, "weight of the progress term", **_WEIGHT)
+    goal: float = _f(1.0, "weight of the goal term (CrowdNav: +1)", **_WEIGHT)
+    collision: float = _f(-0.25, "weight of the collision term (CrowdNav: -0.25)", **_WEIGHT)
+    deadlock: float = _f(-0.05, "weight of the deadlock (stalled) term, per step", **_WEIGHT)
+    intervention: float = _f(-0.05, "weight of the ORCA intervention term", **_WEIGHT)
+    time: float = _f(-0.01, "weight of the time term, per second", **_WEIGHT)
+    discomfort: float = _f(0.0, "weight of the discomfort term (CrowdNav: -0.5)", **_WEIGHT)
     discomfort_dist: float = _f(0.2, "clearance (m) below which discomfort accrues", kind=float,
-                                minimum=0.0)
+                                minimum=0.0, maximum=MAX_LENGTH)
     extra: dict = _f({}, "weights of the scenario's own reward terms by name "
                      "(Scenario.EXTRA_REWARDS); a term left out keeps the scenario's default "
                      "weight", kind=dict)
@@ -168,7 +287,8 @@ class StallConfig:
     speed_fraction: float = _f(0.05, "an agent is slow when its speed is below this fraction "
                                "of its max speed", kind=float, minimum=0.0, maximum=1.0)
     window: int = _f(20, "steps an agent must stay slow (and away from its goal) to count as "
-                     "stalled; 20 steps = 5 s at dt 0.25", kind=int, minimum=1)
+                     "stalled; 20 steps = 5 s at dt 0.25", kind=int, minimum=1,
+                     maximum=MAX_COUNT)
     end_episode: bool = _f(True, "end the episode (truncated, status 'deadlocked') when every "
                            "remaining agent (learned and moving crowd) is stalled", kind=bool)
 
@@ -184,9 +304,10 @@ class EnvConfig:
                              "scenario's default groups; at least one learned agent is needed",
                              kind=list, optional=True)
     time_step: float | None = _f(None, "seconds per step; None: scenario default (0.25)",
-                                 kind=float, positive=True, optional=True)
+                                 kind=float, positive=True, maximum=MAX_DURATION, optional=True)
     max_steps: int | None = _f(None, "steps before truncation (status 'timed_out'); None: "
-                               "scenario default", kind=int, minimum=1, optional=True)
+                               "scenario default", kind=int, minimum=1, maximum=MAX_COUNT,
+                               optional=True)
     guidance: bool = _f(False, "steer by a visibility roadmap over obstacle corners: the "
                         "observed goal is the next waypoint and progress uses path length",
                         kind=bool)
@@ -198,12 +319,14 @@ class EnvConfig:
                                     "as a collision: pure ORCA leaves overlaps of about a "
                                     "millimetre in dense crowds (RVO2's Circle), which are not "
                                     "collisions",
-                                    kind=float, minimum=0.0)
+                                    kind=float, minimum=0.0, maximum=MAX_LENGTH)
     observation: ObservationConfig = _f(None, "observation section", kind=ObservationConfig)
     rewards: RewardConfig = _f(None, "reward section", kind=RewardConfig)
     stall: StallConfig = _f(None, "stall detector section", kind=StallConfig)
-    num_threads: int | None = _f(None, "threads of the core (results do not depend on it)",
-                                 kind=int, minimum=1, optional=True)
+    num_threads: int | None = _f(None, "threads of the core's parallel kernels (results do not "
+                                 "depend on it); at most the threads numba may use "
+                                 "(NUMBA_NUM_THREADS, default: the CPU count)",
+                                 kind=int, minimum=1, maximum=_max_threads, optional=True)
     render_mode: str | None = _f(None, "None, 'human' or 'rgb_array'", kind=str,
                                  choices=("human", "rgb_array"), optional=True)
 
@@ -242,11 +365,11 @@ def _check_value(key: str, value: Any, meta: dict) -> Any:
         raise ValueError(f"config key {key!r} must be a {_type_name(kind)}, got None")
     if kind is float:
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise ValueError(f"config key {key!r} must be a number, got {value!r} "
+            raise ValueError(f"config key {key!r} must be a number, got {_show(value)} "
                              f"({type(value).__name__})")
         value = float(value)
         if not math.isfinite(value):
-            raise ValueError(f"config key {key!r} must be finite, got {value!r}")
+            raise ValueError(f"config key {key!r} must be finite, got {_show(value)}")
     elif kind is int:
         if isinstance(value, numbers.Integral) and not isinstance(value, bool):
             value = int(value)  # numpy integers from parameter sweeps are fine
@@ -255,32 +378,33 @@ def _check_value(key: str, value: Any, meta: dict) -> Any:
             if isinstance(value, float) and value.is_integer():
                 value = int(value)
             else:
-                raise ValueError(f"config key {key!r} must be an integer, got {value!r} "
+                raise ValueError(f"config key {key!r} must be an integer, got {_show(value)} "
                                  f"({type(value).__name__})")
     elif kind is bool:
         if not isinstance(value, bool):
-            raise ValueError(f"config key {key!r} must be true or false, got {value!r}")
+            raise ValueError(f"config key {key!r} must be true or false, got {_show(value)}")
     elif kind is str:
         if not isinstance(value, str):
-            raise ValueError(f"config key {key!r} must be a string, got {value!r}")
+            raise ValueError(f"config key {key!r} must be a string, got {_show(value)}")
     elif kind is dict:
         if not isinstance(value, dict):
-            raise ValueError(f"config key {key!r} must be a mapping, got {value!r}")
+            raise ValueError(f"config key {key!r} must be a mapping, got {_show(value)}")
         return dict(value)
     elif kind is list:
         if not isinstance(value, (list, tuple)):
-            raise ValueError(f"config key {key!r} must be a list, got {value!r}")
+            raise ValueError(f"config key {key!r} must be a list, got {_show(value)}")
         return list(value)
     if meta["choices"] is not None and value not in meta["choices"]:
         raise ValueError(f"config key {key!r} must be one of {list(meta['choices'])}, "
-                         f"got {value!r}")
+                         f"got {_show(value)}")
     if kind in (int, float):
         if meta["positive"] and not value > 0:
-            raise ValueError(f"config key {key!r} must be positive, got {value!r}")
+            raise ValueError(f"config key {key!r} must be positive, got {_show(value)}")
         if meta["minimum"] is not None and not value >= meta["minimum"]:
-            raise ValueError(f"config key {key!r} must be >= {meta['minimum']}, got {value!r}")
-        if meta["maximum"] is not None and not value <= meta["maximum"]:
-            raise ValueError(f"config key {key!r} must be <= {meta['maximum']}, got {value!r}")
+            raise ValueError(f"config key {key!r} must be >= {meta['minimum']}, got {_show(value)}")
+        maximum = meta["maximum"]() if callable(meta["maximum"]) else meta["maximum"]
+        if maximum is not None and not value <= maximum:
+            raise ValueError(f"config key {key!r} must be <= {maximum!r}, got {_show(value)}")
     return value
 
 
@@ -304,7 +428,7 @@ def parse_section(cls: type, data: Any, path: str = "") -> Any:
         data = dataclasses.asdict(data)
     if not isinstance(data, dict):
         raise ValueError(f"config section {path.rstrip('.') or '<root>'!r} must be a mapping, "
-                         f"got {data!r}")
+                         f"got {_show(data)}")
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = [k for k in data if k not in fields]
     if unknown:
@@ -359,13 +483,12 @@ def load_config(config: str | os.PathLike | dict | EnvConfig | None = None,
     elif isinstance(config, dict):
         data = copy.deepcopy(config)
     elif isinstance(config, (str, os.PathLike)):
-        with open(config, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh) or {}
+        data = load_yaml(config) or {}
         if not isinstance(data, dict):
             raise ValueError(f"config file {os.fspath(config)!r} must hold a mapping at its top "
                              f"level, got {type(data).__name__}")
     else:
-        raise ValueError(f"config must be a path, a dict or an EnvConfig, got {config!r}")
+        raise ValueError(f"config must be a path, a dict or an EnvConfig, got {_show(config)}")
     data = _deep_merge(data, overrides)
     return parse_section(EnvConfig, data)
 

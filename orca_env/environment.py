@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import numbers
+import os
+import sys
 import warnings
 from typing import Any
 
@@ -19,7 +22,7 @@ from .frames import frame_axes, world_to_frame
 from .guidance import Roadmap
 from .observations import build_observations, make_space, nearest_clearances
 from .rewards import TERMS, extra_weights, reward_terms, term_dicts
-from .scenarios import make_scenario
+from .scenarios import SpawnError, make_scenario
 from .step import clip_actions, goals_and_stalls, outcomes, preferred_velocities
 
 __all__ = ["OrcaEnv", "parallel_env", "env", "raw_env", "INFO_LEVELS"]
@@ -32,6 +35,35 @@ INFO_LEVELS = ("full", "compact")
 #: Status names indexed by code, as an array: one fancy-indexing call names every agent's status.
 _STATUS_NAMES = np.array(STATUSES, dtype=object)
 _ORCA_PARAMS = ("neighbor_dist", "max_neighbors", "time_horizon", "time_horizon_obst")
+
+
+_announced = False
+
+
+def _announce_compilation() -> None:
+    """Say once per process, on stderr, that numba is about to compile (15-20 s of silence).
+
+    numba compiles the kernels on first use and caches them on disk (``__pycache__`` beside the
+    package, or ``NUMBA_CACHE_DIR``); later processes load them in a fraction of a second. The
+    cache check reads numba's index file of the core's step kernel, a numba internal: when it
+    cannot be read, nothing is said.
+    """
+    global _announced
+    if _announced:
+        return
+    _announced = True
+    try:
+        from .core import kernels  # noqa: PLC0415
+
+        index = kernels.compute_velocities_serial._cache._cache_file._index_path
+        cached = os.path.exists(index)
+        where = os.path.dirname(index)
+    except Exception:  # noqa: BLE001  (numba internals differ between versions)
+        return
+    if not cached:
+        print(f"orca-env: compiling numba kernels, once per machine and version (about 20 s); "
+              f"cache: {where} (set NUMBA_CACHE_DIR to move it, e.g. for containers or "
+              f"cluster workers)", file=sys.stderr, flush=True)
 
 
 class OrcaEnv(ParallelEnv):
@@ -288,8 +320,15 @@ class OrcaEnv(ParallelEnv):
         Returns:
             ``(observations, infos)`` dicts keyed by agent.
         """
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, numbers.Integral)
+                                 or seed < 0):
+            raise ValueError(f"seed must be None or a non-negative integer, got {seed!r}")
+        if options is not None and not isinstance(options, dict):
+            raise ValueError(f"options must be None or a dict, got {options!r}")
+        _announce_compilation()
         if seed is not None or self.np_random is None:
-            self.np_random, self.np_random_seed = seeding.np_random(seed)
+            self.np_random, self.np_random_seed = seeding.np_random(
+                None if seed is None else int(seed))
             self.seed_episode = 0
         else:
             self.seed_episode += 1
@@ -317,6 +356,7 @@ class OrcaEnv(ParallelEnv):
                                f"{goals.shape}; expected ({self._n}, 2)")
         sim.add_agents(starts, radius=self._radius, max_speed=self._max_speed,
                        responsibility=self._resp, **self._orca)
+        self._check_spawns(sim, starts)
         self.sim = sim
         self._starts = starts
         self._goals = goals.copy()
@@ -355,6 +395,37 @@ class OrcaEnv(ParallelEnv):
                         "distance_to_goal": float(self._path_len[i]),
                         "nearest_separation": float(sep[k]), "collided_with": None}
         return dict(zip(self.agents, obs, strict=True)), infos
+
+    def _check_spawns(self, sim: Simulator, starts: np.ndarray) -> None:
+        """Refuse a layout whose agents start overlapping each other or the obstacles.
+
+        Whatever the scenario: a start that overlaps by more than ``collision_tolerance`` would
+        count as a collision on the first step. Agents are checked against their 16 nearest
+        neighbours (the core's kd-tree), walls with the core's walkability test.
+
+        Raises:
+            SpawnError: Naming the scenario, the first offending slot and what to change.
+        """
+        tol = self.config.collision_tolerance
+        r = self._radius
+        nbr, dsq = sim.query_agent_neighbors(min(16, self._n - 1), 2.0 * float(r.max()))
+        gap = np.sqrt(dsq) - r[:, None] - r[np.maximum(nbr, 0)]
+        bad = np.flatnonzero(((nbr >= 0) & (gap < -tol)).any(axis=1))
+        if bad.size:
+            i = int(bad[0])
+            raise SpawnError(f"{self.scenario.name}: agents start overlapping (slot {i} at "
+                             f"{starts[i].tolist()} and its neighbours, radius {r[i]} m); use a "
+                             f"larger layout (scenario_kwargs), fewer agents or smaller radii")
+        if sim.num_obstacle_vertices:
+            walkable = np.ones(self._n, dtype=bool)
+            for radius in np.unique(r):
+                sel = r == radius
+                walkable[sel] = sim.is_walkable(starts[sel], clearance=max(radius - tol, 0.0))
+            if not walkable.all():
+                i = int(np.flatnonzero(~walkable)[0])
+                raise SpawnError(f"{self.scenario.name}: slot {i} starts at "
+                                 f"{starts[i].tolist()}, inside or within its radius ({r[i]} m) "
+                                 f"of an obstacle or outside the boundary")
 
     def _update_targets(self) -> None:
         """Waypoints (goal, or roadmap waypoint) and remaining path length of every slot."""
@@ -423,18 +494,21 @@ class OrcaEnv(ParallelEnv):
             missing = [a for a in self.agents if a not in actions]
             raise ValueError(f"no action for live agent {missing[0]!r}")
         try:
-            act = np.array(list(map(actions.__getitem__, self.agents)), dtype=np.float64)
+            raw = np.array(list(map(actions.__getitem__, self.agents)))
         except (ValueError, TypeError):
-            act = None
-        if act is None or act.shape != (len(self.agents), 2):
+            raw = None
+        # Real numbers only: numpy would turn "1" into 1.0, True into 1.0 and drop the
+        # imaginary part of complex numbers.
+        if raw is None or raw.shape != (len(self.agents), 2) or raw.dtype.kind not in "iuf":
             for a in self.agents:
                 try:
-                    shape = np.asarray(actions[a], dtype=np.float64).shape
+                    one = np.asarray(actions[a])
                 except (ValueError, TypeError):
-                    shape = None
-                if shape != (2,):
-                    raise ValueError(f"action of agent {a!r} must be 2 numbers, got "
+                    one = None
+                if one is None or one.shape != (2,) or one.dtype.kind not in "iuf":
+                    raise ValueError(f"action of agent {a!r} must be 2 real numbers, got "
                                      f"{actions[a]!r}")
+        act = raw.astype(np.float64)
         bad, clipped = clip_actions(act)  # clips to the box, then the norm to 1
         if bad >= 0:
             names = [self.agents[i] for i in np.flatnonzero(~np.isfinite(act).all(axis=1))]
@@ -805,6 +879,13 @@ class OrcaEnv(ParallelEnv):
             self._renderer = _render.Renderer(self.render_mode, self.metadata["render_fps"],
                                               debug_agent=self.debug_agent)
         return self._renderer.draw(self.render_data())
+
+    def __getstate__(self) -> dict:
+        # The renderer holds pygame surfaces (not picklable); a copy draws with a new one,
+        # created on its first render().
+        state = self.__dict__.copy()
+        state["_renderer"] = None
+        return state
 
     def close(self) -> None:
         """Release the renderer, if any."""

@@ -73,8 +73,14 @@ def rectangle(x0: float, y0: float, x1: float, y1: float) -> np.ndarray:
     return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], dtype=np.float64)
 
 
-def _check_params(cls_name: str, defaults: dict, given: dict) -> dict:
-    """Validate scenario keyword arguments strictly against the defaults' types."""
+#: Largest numeric scenario parameter (sizes in metres, counts): float64 geometry stays exact to
+#: about 1e-10 m up to it, and no crowd scenario comes near.
+MAX_PARAM = 1e6
+
+
+def _check_params(cls_name: str, defaults: dict, given: dict,
+                  positive: tuple[str, ...] = ()) -> dict:
+    """Validate scenario keyword arguments strictly against the defaults' types and bounds."""
     unknown = [k for k in given if k not in defaults]
     if unknown:
         raise ValueError(f"unknown scenario_kwargs key {unknown[0]!r} for {cls_name}; valid "
@@ -98,8 +104,16 @@ def _check_params(cls_name: str, defaults: dict, given: dict) -> dict:
                              f"{type(d).__name__}, got {v!r}")
         if isinstance(v, float) and not math.isfinite(v):
             raise ValueError(f"scenario_kwargs key {k!r} of {cls_name} must be finite, got {v!r}")
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and v < 0:
-            raise ValueError(f"scenario_kwargs key {k!r} of {cls_name} must be >= 0, got {v!r}")
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            if v < 0:
+                raise ValueError(f"scenario_kwargs key {k!r} of {cls_name} must be >= 0, "
+                                 f"got {v!r}")
+            if v > MAX_PARAM:
+                raise ValueError(f"scenario_kwargs key {k!r} of {cls_name} must be <= "
+                                 f"{MAX_PARAM:g}, got {v!r}")
+            if k in positive and v == 0:
+                raise ValueError(f"scenario_kwargs key {k!r} of {cls_name} must be positive, "
+                                 f"got {v!r}")
         out[k] = v
     return out
 
@@ -133,6 +147,8 @@ class Scenario:
     DEFAULT_GROUPS: ClassVar[list] = [dict(population="learned", count=1)]
     HAS_OBSTACLES: ClassVar[bool] = False
     CROWD_NOISE: ClassVar[float] = 1e-4
+    #: Numeric parameters that must be strictly positive (all must be >= 0 and <= 1e6).
+    POSITIVE: ClassVar[tuple[str, ...]] = ()
     #: Tries per agent for random placement before ``SpawnError``.
     MAX_TRIES: ClassVar[int] = 2000
     #: The scenario's own reward terms: name -> default weight (see :meth:`reward_terms`).
@@ -142,7 +158,21 @@ class Scenario:
     EXTRA_OBSERVATIONS: ClassVar[tuple[tuple[str, float, float], ...]] = ()
 
     def __init__(self, **kwargs: Any) -> None:
-        self.params = _check_params(type(self).__name__, self.PARAMS, kwargs)
+        self.params = _check_params(self.name, self.PARAMS, kwargs, self.POSITIVE)
+        self.check_params()
+
+    def check_params(self) -> None:
+        """Check relations between parameters (types and bounds are already checked).
+
+        Raises:
+            ValueError: Naming the ``scenario_kwargs`` key and its value.
+        """
+
+    def _require(self, ok: bool, key: str, rule: str) -> None:
+        """Raise the ``ValueError`` of :meth:`check_params` unless ``ok``."""
+        if not ok:
+            raise ValueError(f"scenario_kwargs key {key!r} of {self.name} must be {rule}, got "
+                             f"{self.params[key]!r}")
 
     def __getattr__(self, item: str) -> Any:
         # Scenario parameters read as attributes (self.radius); only called on a miss.

@@ -22,11 +22,17 @@ class Bottleneck(Scenario):
 
     name = "bottleneck_v0"
     PARAMS = dict(room_length=8.0, room_width=8.0, door_width=1.2, wall_thickness=0.4)
+    POSITIVE = ("room_length", "room_width", "door_width", "wall_thickness")
     MAX_STEPS = 300
     OBS_DEFAULTS = dict(num_agents=6, num_obstacles=4, range=5.0)
     DEFAULT_GROUPS = [dict(population="learned", count=4, on_goal="stop"),
                       dict(population="orca", count=12, on_goal="stop")]
     HAS_OBSTACLES = True
+
+    def check_params(self):
+        """The doorway is narrower than the rooms."""
+        self._require(self.door_width < self.room_width, "door_width",
+                      f"below room_width ({self.room_width})")
 
     def build_world(self, rng):
         """Boundary outline of the two rooms joined by the doorway."""

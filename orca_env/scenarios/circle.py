@@ -33,6 +33,7 @@ class Circle(Scenario):
 
     name = "circle_v0"
     PARAMS = dict(circle_radius=200.0, interleave=False, jitter=0.0)
+    POSITIVE = ("circle_radius",)
     AGENT_DEFAULTS = dict(radius=1.5, max_speed=2.0, pref_speed=1.0, neighbor_dist=15.0,
                           max_neighbors=10, time_horizon=10.0, time_horizon_obst=10.0)
     MAX_STEPS = 4000  # 400 m at 1 m/s is 1600 steps, plus the jam at the centre

@@ -22,11 +22,17 @@ class Corridor(Scenario):
 
     name = "corridor_v0"
     PARAMS = dict(length=20.0, width=3.0, zone=5.0)
+    POSITIVE = ("length", "width", "zone")
     MAX_STEPS = 200
     OBS_DEFAULTS = dict(num_agents=6, num_obstacles=2, range=5.0)
     DEFAULT_GROUPS = [dict(population="learned", count=2, on_goal="stop"),
                       dict(population="orca", count=10, on_goal="new_goal")]
     HAS_OBSTACLES = True
+
+    def check_params(self):
+        """The two end zones do not overlap."""
+        self._require(self.zone <= 0.5 * self.length, "zone",
+                      f"at most half of length ({self.length})")
 
     def build_world(self, rng):
         """The two walls along the corridor; its ends are open."""

@@ -25,6 +25,7 @@ class CrowdNavCircle(Scenario):
 
     name = "crowdnav_circle_v0"
     PARAMS = dict(circle_radius=4.0, discomfort_dist=0.2, robot_fixed=True)
+    POSITIVE = ("circle_radius",)
     AGENT_DEFAULTS = dict(radius=0.3, max_speed=1.0, pref_speed=1.0, neighbor_dist=10.0,
                           max_neighbors=10, time_horizon=5.0, time_horizon_obst=5.0)
     MAX_STEPS = 100

@@ -23,6 +23,12 @@ class CrowdNavSquare(CrowdNavCircle):
 
     name = "crowdnav_square_v0"
     PARAMS = dict(square_width=10.0, discomfort_dist=0.2, robot_fixed=True, robot_dist=4.0)
+    POSITIVE = ("square_width", "robot_dist")
+
+    def check_params(self):
+        """The robot starts inside the square."""
+        self._require(self.robot_dist <= 0.5 * self.square_width, "robot_dist",
+                      f"at most half of square_width ({self.square_width})")
 
     def build_world(self, rng):
         """An empty world sized to the square."""

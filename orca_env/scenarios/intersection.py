@@ -21,11 +21,17 @@ class Intersection(Scenario):
 
     name = "intersection_v0"
     PARAMS = dict(width=4.0, arm_length=8.0, zone=3.0)
+    POSITIVE = ("width", "arm_length", "zone")
     MAX_STEPS = 300
     OBS_DEFAULTS = dict(num_agents=6, num_obstacles=4, range=5.0)
     DEFAULT_GROUPS = [dict(population="learned", count=4, on_goal="stop"),
                       dict(population="orca", count=12, on_goal="stop")]
     HAS_OBSTACLES = True
+
+    def check_params(self):
+        """The start and goal zones lie on the arms."""
+        self._require(self.zone <= self.arm_length, "zone",
+                      f"at most arm_length ({self.arm_length})")
 
     def build_world(self, rng):
         """The four square blocks that fill the quadrants."""

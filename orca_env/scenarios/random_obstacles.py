@@ -24,36 +24,56 @@ class RandomObstacles(Scenario):
     name = "random_obstacles_v0"
     PARAMS = dict(half_size=8.0, num_obstacles=6, min_side=0.6, max_side=2.0, gap=1.0,
                   min_goal_dist=4.0)
+    POSITIVE = ("half_size", "min_side", "max_side")
     MAX_STEPS = 300
+    #: Consecutive rejected obstacle candidates before giving up: a saturated arena fails fast.
+    MAX_REJECTS = 2000
     OBS_DEFAULTS = dict(num_agents=6, num_obstacles=4, range=5.0)
     DEFAULT_GROUPS = [dict(population="learned", count=4, on_goal="stop"),
                       dict(population="orca", count=6, on_goal="new_goal"),
                       dict(population="non_reactive", count=2, on_goal="new_goal")]
     HAS_OBSTACLES = True
 
+    def check_params(self):
+        """Side bounds in order; the obstacles can fit; a goal can be far enough."""
+        self._require(self.min_side <= self.max_side, "min_side",
+                      f"at most max_side ({self.max_side})")
+        h, g = self.half_size, self.gap
+        rad = self.min_side / np.sqrt(2.0)  # the smallest obstacle's circumradius
+        self._require(rad + g < h, "half_size", f"above the smallest obstacle's circumradius "
+                      f"plus gap ({rad + g:.3g})")
+        # Circles of radius rad + gap/2 round the obstacles are disjoint and lie within the
+        # arena: their area, at the densest packing of discs (pi / sqrt(12)), must fit.
+        fit = np.pi / np.sqrt(12.0) * (2.0 * h) ** 2 / (np.pi * (rad + 0.5 * g) ** 2)
+        self._require(self.num_obstacles <= fit, "num_obstacles",
+                      f"at most {int(fit)} for this arena, side and gap (densest packing)")
+        self._require(self.min_goal_dist < 2.0 * np.sqrt(2.0) * h, "min_goal_dist",
+                      f"below the arena's diagonal ({2.0 * np.sqrt(2.0) * h:.3g})")
+
     def build_world(self, rng):
         """Random rotated rectangles ``gap`` apart inside the square arena's boundary."""
         h = self.half_size
-        obstacles, centres, radii = [], [], []
-        tries = 0
+        obstacles, centres, radii = [], np.empty((0, 2)), np.empty(0)
+        rejects = 0
         while len(obstacles) < self.num_obstacles:
-            tries += 1
-            if tries > 200 * max(1, self.num_obstacles):
-                raise SpawnError(f"{self.name}: could not place {self.num_obstacles} obstacles "
-                                 f"in a {2 * h} m arena after {tries - 1} tries; use fewer or "
-                                 f"smaller obstacles or a larger arena")
+            if rejects >= self.MAX_REJECTS:
+                raise SpawnError(f"{self.name}: placed {len(obstacles)} of "
+                                 f"{self.num_obstacles} obstacles, then {rejects} candidates in "
+                                 f"a row overlapped; use fewer or smaller obstacles, a smaller "
+                                 f"gap or a larger arena")
             sx, sy = rng.uniform(self.min_side, self.max_side, size=2)
             rad = 0.5 * np.hypot(sx, sy)
             c = rng.uniform(-h + rad + self.gap, h - rad - self.gap, size=2)
-            if any(np.hypot(*(c - o)) < rad + ro + self.gap
-                   for o, ro in zip(centres, radii, strict=True)):
+            if np.any(np.hypot(*(c - centres).T) < rad + radii + self.gap):
+                rejects += 1
                 continue
+            rejects = 0
             th = rng.uniform(0.0, np.pi)
             rot = np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
             local = 0.5 * np.array([[-sx, -sy], [sx, -sy], [sx, sy], [-sx, sy]])
             obstacles.append(local @ rot.T + c)
-            centres.append(c)
-            radii.append(rad)
+            centres = np.vstack([centres, c])
+            radii = np.append(radii, rad)
         outline = np.array([[-h, -h], [h, -h], [h, h], [-h, h]])
         return World(obstacles=obstacles, boundary=outline, extent=h + 0.5)
 

@@ -59,7 +59,7 @@ def test_spawn_gives_up_with_clear_error():
     with pytest.raises(SpawnError, match="could not place agent"):
         env.reset(seed=0)
     env = orca_env.parallel_env(scenario="random_obstacles_v0",
-                                scenario_kwargs={"num_obstacles": 200})
+                                scenario_kwargs={"num_obstacles": 40})
     with pytest.raises(SpawnError, match="obstacles"):
         env.reset(seed=0)
 
