@@ -122,8 +122,7 @@ def test_circle_without_jitter_refuses_overlapping_spawns():
 
 
 def test_spawn_inside_an_obstacle_is_refused():
-    from orca_env.scenarios import Scenario, World, register_scenario
-    from orca_env.scenarios import SCENARIOS, rectangle
+    from orca_env.scenarios import SCENARIOS, Scenario, World, rectangle, register_scenario
 
     @register_scenario
     class InWall(Scenario):
