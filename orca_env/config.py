@@ -466,7 +466,8 @@ def load_config(config: str | os.PathLike | dict | EnvConfig | None = None,
     """Resolve a config from a YAML path, a dict or an ``EnvConfig``, plus keyword overrides.
 
     Args:
-        config: Path to a YAML file, a mapping, an ``EnvConfig`` or ``None`` (code defaults).
+        config: Path to a YAML file, the name of a shipped config (``"circle_dense"``, see
+            :mod:`orca_env.configs`), a mapping, an ``EnvConfig`` or ``None`` (code defaults).
         **overrides: Any ``EnvConfig`` key; nested sections merge key by key.
 
     Returns:
@@ -483,6 +484,9 @@ def load_config(config: str | os.PathLike | dict | EnvConfig | None = None,
     elif isinstance(config, dict):
         data = copy.deepcopy(config)
     elif isinstance(config, (str, os.PathLike)):
+        from .configs import resolve  # noqa: PLC0415  (shipped configs by name)
+
+        config = resolve(config)
         data = load_yaml(config) or {}
         if not isinstance(data, dict):
             raise ValueError(f"config file {os.fspath(config)!r} must hold a mapping at its top "

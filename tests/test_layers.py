@@ -12,9 +12,10 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: Package folders and the module prefix they install as.
 TREES = {os.path.join(ROOT, "orca_env"): "orca_env",
-         os.path.join(ROOT, "policies"): "orca_env.policies"}
+         os.path.join(ROOT, "policies"): "orca_env.policies",
+         os.path.join(ROOT, "configs"): "orca_env.configs"}
 
-ENV_LAYER = {"orca_env", "orca_env.codes", "orca_env.frames", "orca_env.config",
+ENV_LAYER = {"orca_env", "orca_env.configs", "orca_env.codes", "orca_env.frames", "orca_env.config",
              "orca_env.observations", "orca_env.step", "orca_env.collisions",
              "orca_env.rewards", "orca_env.guidance", "orca_env.environment"}
 #: Third-party packages each layer may use (the standard library is always allowed).

@@ -1,4 +1,4 @@
-"""pyproject.toml installs every package, and policies/ as orca_env.policies.
+"""pyproject.toml installs every package, policies/ as orca_env.policies, configs/ as orca_env.configs.
 
 setuptools needs an explicit package list once a package-dir mapping is used; these tests catch a
 new subpackage or shipped policy folder that the list misses (it would be left out of wheels).
@@ -21,7 +21,7 @@ def setuptools_config():
 
 def test_policies_installs_under_the_project_namespace():
     cfg = setuptools_config()
-    assert cfg["package-dir"] == {"orca_env.policies": "policies"}
+    assert cfg["package-dir"] == {"orca_env.policies": "policies", "orca_env.configs": "configs"}
     assert not [p for p in cfg["packages"] if p.split(".")[0] != "orca_env"]
     assert os.path.samefile(os.path.dirname(orca_env.policies.__file__),
                             os.path.join(ROOT, "policies"))
@@ -29,7 +29,8 @@ def test_policies_installs_under_the_project_namespace():
 
 def test_every_package_folder_is_listed():
     found = set()
-    for prefix, folder in (("orca_env", "orca_env"), ("orca_env.policies", "policies")):
+    for prefix, folder in (("orca_env", "orca_env"), ("orca_env.policies", "policies"),
+                           ("orca_env.configs", "configs")):
         for here, dirs, _ in os.walk(os.path.join(ROOT, folder)):
             dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".")]
             rel = os.path.relpath(here, os.path.join(ROOT, folder))
