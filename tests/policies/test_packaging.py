@@ -1,4 +1,4 @@
-"""pyproject.toml installs every package, policies/ as orca_env.policies, configs/ as orca_env.configs.
+"""pyproject.toml installs every package, and policies/ and configs/ under orca_env.
 
 setuptools needs an explicit package list once a package-dir mapping is used; these tests catch a
 new subpackage or shipped policy folder that the list misses (it would be left out of wheels).
