@@ -7,14 +7,17 @@ right child at ``node + 2 * (left - begin)``), and like RVO2 the permutation of 
 produces is kept and refined from step to step. Keeping all of that identical makes neighbour
 lists identical to RVO2's, ties included, which the differential tests rely on.
 
-Arrays (``n`` = agents in the tree, ``2n - 1`` nodes):
+The tree travels to the kernels as one :class:`AgentTree` bundle of arrays (``n`` = agents in
+the tree, ``2n - 1`` nodes):
     order: (n,) int64, agent ids in tree order.
-    node_begin, node_end: (2n-1,) int64, the slice of ``order`` under each node.
-    node_left, node_right: (2n-1,) int64, child node indices (unused in leaves).
-    node_box: (2n-1, 4) float64, bounding box (min_x, max_x, min_y, max_y) of each node.
+    begin, end: (2n-1,) int64, the slice of ``order`` under each node.
+    left, right: (2n-1,) int64, child node indices (unused in leaves).
+    box: (2n-1, 4) float64, bounding box (min_x, max_x, min_y, max_y) of each node.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -22,19 +25,41 @@ from numba import njit
 MAX_LEAF_SIZE = 10
 
 
+class AgentTree(NamedTuple):
+    """The agent kd-tree's arrays (see the module docstring)."""
+
+    order: np.ndarray
+    begin: np.ndarray
+    end: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    box: np.ndarray
+
+
+def empty_tree(order):
+    """An :class:`AgentTree` over ``order`` ((n,) int64) with uninitialised node arrays."""
+    n_nodes = max(2 * order.shape[0] - 1, 1)
+    return AgentTree(
+        order,
+        np.empty(n_nodes, dtype=np.int64),
+        np.empty(n_nodes, dtype=np.int64),
+        np.empty(n_nodes, dtype=np.int64),
+        np.empty(n_nodes, dtype=np.int64),
+        np.empty((n_nodes, 4)),
+    )
+
+
 @njit(cache=True, error_model="numpy")
-def build_agent_tree(positions, order, node_begin, node_end, node_left, node_right, node_box):
-    """Build the tree over ``order`` in place (``order`` is permuted as RVO2 permutes it).
+def build_agent_tree(positions, tree):
+    """Build the tree over ``tree.order`` in place (``order`` is permuted as RVO2 permutes it).
 
     Args:
         positions: (n_agents, 2) float64, metres, world frame.
-        order: (n,) int64 agent ids to index; permuted in place.
-        node_begin: (2n-1,) int64 output.
-        node_end: (2n-1,) int64 output.
-        node_left: (2n-1,) int64 output.
-        node_right: (2n-1,) int64 output.
-        node_box: (2n-1, 4) float64 output.
+        tree: :class:`AgentTree` (see :func:`empty_tree`; or a plain tuple in field order, cheaper
+            to dispatch); ``order`` holds the (n,) agent ids to index and is permuted in place,
+            the node arrays are written.
     """
+    order, node_begin, node_end, node_left, node_right, node_box = AgentTree(*tree)
     n = order.shape[0]
     if n == 0:
         return
@@ -165,7 +190,8 @@ def query_agent_neighbors(
         range_sq: squared search radius; only agents with squared distance ``< range_sq`` count.
         max_neighbors: how many to keep; ``out_ids`` must hold at least this many.
         positions: (n_agents, 2) float64.
-        order: tree arrays from :func:`build_agent_tree`.
+        order: :class:`AgentTree` arrays from :func:`build_agent_tree` (helpers called per query
+            take the tree's arrays, not the bundle: see ``kernels``' note on bundles).
         node_begin: tree array.
         node_end: tree array.
         node_left: tree array.
@@ -233,10 +259,7 @@ def query_agent_neighbors(
 
 
 @njit(cache=True, error_model="numpy")
-def query_many(
-    query_ids, positions, range_sq, k, order, node_begin, node_end, node_left, node_right,
-    node_box, out_ids, out_dist_sq,
-):  # fmt: skip
+def query_many(query_ids, positions, range_sq, k, tree, out_ids, out_dist_sq):
     """:func:`query_agent_neighbors` for each agent in ``query_ids`` (excluding itself).
 
     Args:
@@ -244,15 +267,12 @@ def query_many(
         positions: (n_agents, 2) float64.
         range_sq: squared search radius.
         k: neighbours per agent.
-        order: tree array.
-        node_begin: tree array.
-        node_end: tree array.
-        node_left: tree array.
-        node_right: tree array.
-        node_box: tree array.
+        tree: :class:`AgentTree` built by :func:`build_agent_tree` (or a plain tuple in field
+            order).
         out_ids: (q, k) int64, prefilled with -1.
         out_dist_sq: (q, k) float64, prefilled with inf.
     """
+    order, node_begin, node_end, node_left, node_right, node_box = AgentTree(*tree)
     stack = np.empty(order.shape[0] + 2, dtype=np.int64)
     ids = np.empty(max(k, 1), dtype=np.int64)
     dsq = np.empty(max(k, 1), dtype=np.float64)

@@ -15,18 +15,65 @@ depend on agent order or on the number of threads.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
 
-from .kdtree import query_agent_neighbors
-from .obstacles import query_segments
+from .kdtree import AgentTree, query_agent_neighbors
+from .obstacles import Obstacles, query_segments
 
 RVO_EPSILON = 1e-5
 
 # Distance (metres) the position correction keeps between an agent's centre and the obstacle
 # edge it would otherwise have crossed. Far below any physical scale, far above float64 noise.
 CONTACT_MARGIN = 1e-6
+
+
+# Kernel arguments travel as bundles: named tuples of arrays (AgentParams, StepOutput below;
+# ``kdtree.AgentTree`` and ``obstacles.Obstacles`` next to their builders), which numba types by
+# their field types and caches like any argument. Two rules keep them free at run time:
+# * Python passes them to the kernels it calls as plain tuples in field order (``tuple(bundle)``)
+#   and the kernel names them again (``AgentParams(*params)``, no run-time cost): numba's
+#   dispatcher types a plain tuple of 7 arrays in ~0.2 us but a named tuple in ~0.7 us, which
+#   adds up to ~5 us (a third) of a 20-agent step.
+# * A kernel reads the fields it needs into locals once, before its loops, and hands arrays (not
+#   bundles) to the helpers it calls per agent or per neighbour: each read of a bundle field
+#   costs numba an atomic reference-count increment and decrement, which cost ~15% of the step
+#   when done per neighbour.
+#
+# Adding a per-agent parameter touches exactly these places:
+#   1. simulator.py: its entry in ``_AGENT_PARAMS`` (dtype, check, message) and its default as a
+#      ``Simulator.__init__`` keyword (with its docstring line). Storage, validation, add_agents,
+#      set_agent_params and the step's AgentParams bundle all follow from ``_AGENT_PARAMS``.
+#   2. AgentParams below: a field of the same name (any position).
+#   3. Its use in ``_compute_block`` (or ``apply_velocities``): ``x = params.<name>`` next to the
+#      other field reads at the top, then ``x[i]`` in the loop (or ``x`` / ``x[i]`` passed to the
+#      helper that needs it).
+class AgentParams(NamedTuple):
+    """Per-agent parameters, (n_agents,) arrays indexed by agent id (see ``Simulator``)."""
+
+    radius: np.ndarray  # float64, metres
+    max_speed: np.ndarray  # float64, m/s
+    neighbor_dist: np.ndarray  # float64, metres
+    max_neighbors: np.ndarray  # int64
+    time_horizon: np.ndarray  # float64, seconds
+    time_horizon_obst: np.ndarray  # float64, seconds
+    responsibility: np.ndarray  # float64, avoidance weight
+
+
+class StepOutput(NamedTuple):
+    """Per-step output buffers, (n_agents, ...) arrays indexed by agent id.
+
+    Only the entries of the agents a kernel is given are written (and, by
+    :func:`apply_velocities`, the telemetry of inactive agents is zeroed).
+    """
+
+    velocity: np.ndarray  # (n, 2) float64, new velocities computed by the step
+    n_lines: np.ndarray  # (n,) int64, ORCA lines in each agent's LP
+    used_lp3: np.ndarray  # (n,) bool, LP2 was infeasible and LP3 ran
+    corrected: np.ndarray  # (n,) bool, the obstacle/boundary correction moved the agent
+    intervention: np.ndarray  # (n,) float64, |new velocity - preferred velocity|
 
 
 @njit(cache=True, error_model="numpy")
@@ -535,13 +582,45 @@ def agent_lines(
 
 
 @njit(cache=True, error_model="numpy")
-def _compute_block(
-    ids, pos, vel, pref, radii, max_speeds, neighbor_dists, max_neighbors, time_horizons,
-    time_horizons_obst, responsibilities, time_step, order, node_begin, node_end, node_left,
-    node_right, node_box, o_points, o_next, o_prev, o_dirs, o_convex, seg_order, seg_boxes,
-    max_nbr_cap, out_vel, out_n_lines, out_lp3,
-):  # fmt: skip
-    """New velocities of the agents ``ids`` (one thread's share of the work)."""
+def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_cap, out):
+    """New velocities of the agents ``ids`` (one thread's share of the work).
+
+    Args:
+        ids: (k,) int64 active agent ids to compute.
+        pos: (n, 2) float64 positions.
+        vel: (n, 2) float64 velocities.
+        pref: (n, 2) float64 preferred velocities.
+        params: :class:`AgentParams`.
+        time_step: seconds.
+        tree: :class:`~orca_env.core.kdtree.AgentTree` over the active agents.
+        obst: :class:`~orca_env.core.obstacles.Obstacles`.
+        max_nbr_cap: >= ``params.max_neighbors[i]`` for every ``i`` in ``ids``.
+        out: :class:`StepOutput`; ``velocity``, ``n_lines`` and ``used_lp3`` of ``ids`` written.
+    """
+    # Bundle fields are read into locals here, once (see the note on bundles at the top).
+    radii = params.radius
+    max_speeds = params.max_speed
+    neighbor_dists = params.neighbor_dist
+    max_neighbors = params.max_neighbors
+    time_horizons = params.time_horizon
+    time_horizons_obst = params.time_horizon_obst
+    responsibilities = params.responsibility
+    order = tree.order
+    node_begin = tree.begin
+    node_end = tree.end
+    node_left = tree.left
+    node_right = tree.right
+    node_box = tree.box
+    o_points = obst.points
+    o_next = obst.next_ids
+    o_prev = obst.prev_ids
+    o_dirs = obst.unit_dirs
+    o_convex = obst.convex
+    seg_order = obst.seg_order
+    seg_boxes = obst.seg_boxes
+    out_vel = out.velocity
+    out_n_lines = out.n_lines
+    out_lp3 = out.used_lp3
     has_obst = seg_order.shape[0] > 0
     nbr_ids = np.empty(max(max_nbr_cap, 1), dtype=np.int64)
     nbr_dsq = np.empty(max(max_nbr_cap, 1), dtype=np.float64)
@@ -612,50 +691,43 @@ def _compute_block(
 
 
 @njit(cache=True, error_model="numpy")
-def compute_velocities_serial(
-    ids, pos, vel, pref, radii, max_speeds, neighbor_dists, max_neighbors, time_horizons,
-    time_horizons_obst, responsibilities, time_step, order, node_begin, node_end, node_left,
-    node_right, node_box, o_points, o_next, o_prev, o_dirs, o_convex, seg_order, seg_boxes,
-    max_nbr_cap, out_vel, out_n_lines, out_lp3,
-):  # fmt: skip
-    """New velocities of all agents ``ids``, on one thread."""
+def compute_velocities_serial(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_cap, out):
+    """New velocities of all agents ``ids``, on one thread.
+
+    Arguments as :func:`_compute_block`; the bundles may come as plain tuples in field order.
+    """
     _compute_block(
-        ids, pos, vel, pref, radii, max_speeds, neighbor_dists, max_neighbors, time_horizons,
-        time_horizons_obst, responsibilities, time_step, order, node_begin, node_end, node_left,
-        node_right, node_box, o_points, o_next, o_prev, o_dirs, o_convex, seg_order, seg_boxes,
-        max_nbr_cap, out_vel, out_n_lines, out_lp3,
+        ids, pos, vel, pref, AgentParams(*params), time_step, AgentTree(*tree), Obstacles(*obst),
+        max_nbr_cap, StepOutput(*out),
     )  # fmt: skip
 
 
 @njit(cache=True, parallel=True, error_model="numpy")
 def compute_velocities_parallel(
-    ids, pos, vel, pref, radii, max_speeds, neighbor_dists, max_neighbors, time_horizons,
-    time_horizons_obst, responsibilities, time_step, order, node_begin, node_end, node_left,
-    node_right, node_box, o_points, o_next, o_prev, o_dirs, o_convex, seg_order, seg_boxes,
-    max_nbr_cap, out_vel, out_n_lines, out_lp3, n_blocks,
+    ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_cap, out, n_blocks
 ):  # fmt: skip
     """New velocities of all agents ``ids``, in ``n_blocks`` blocks over numba's threads.
 
-    Each agent's result depends only on the shared read-only state, so the output is
-    bit-identical to :func:`compute_velocities_serial` for any number of threads.
+    Arguments as :func:`_compute_block`; the bundles may come as plain tuples in field order. Each
+    agent's result depends only on the shared read-only state, so the output is bit-identical to
+    :func:`compute_velocities_serial` for any number of threads.
     """
+    params = AgentParams(*params)
+    tree = AgentTree(*tree)
+    obst = Obstacles(*obst)
+    out = StepOutput(*out)
     n = ids.shape[0]
     for b in prange(n_blocks):
         lo = b * n // n_blocks
         hi = (b + 1) * n // n_blocks
         _compute_block(
-            ids[lo:hi], pos, vel, pref, radii, max_speeds, neighbor_dists, max_neighbors,
-            time_horizons, time_horizons_obst, responsibilities, time_step, order, node_begin,
-            node_end, node_left, node_right, node_box, o_points, o_next, o_prev, o_dirs, o_convex,
-            seg_order, seg_boxes, max_nbr_cap, out_vel, out_n_lines, out_lp3,
-        )  # fmt: skip
+            ids[lo:hi], pos, vel, pref, params, time_step, tree, obst, max_nbr_cap, out
+        )
 
 
 @njit(cache=True, error_model="numpy")
-def apply_velocities(ids, active, pos, vel, new_vel, pref, time_step, o_points, o_next,
-                     seg_order, seg_boxes, out_corrected, out_intervention, out_n_lines,
-                     out_lp3):  # fmt: skip
-    """Move agents ``ids`` by ``new_vel * time_step``, never across an obstacle or boundary edge.
+def apply_velocities(ids, active, pos, vel, pref, time_step, obst, out):
+    """Move agents ``ids`` by ``out.velocity * time_step``, never across an obstacle or boundary.
 
     ORCA's obstacle lines keep agents out of obstacles only while the LP is feasible; when LP3
     runs, or agents push each other, a centre could cross an edge. The correction here finds the
@@ -664,9 +736,31 @@ def apply_velocities(ids, active, pos, vel, new_vel, pref, time_step, o_points, 
     displacement actually made divided by the time step. Agents that start outside every obstacle
     and inside the boundary therefore stay there.
 
-    Also records the telemetry ``out_intervention`` (|new velocity - preferred velocity|) of the
-    agents ``ids`` and zeroes all telemetry of inactive agents.
+    Also records the telemetry ``out.intervention`` (|new velocity - preferred velocity|) and
+    ``out.corrected`` of the agents ``ids`` and zeroes all telemetry of inactive agents.
+
+    Args:
+        ids: (k,) int64 active agent ids.
+        active: (n,) bool.
+        pos: (n, 2) float64 positions, updated in place.
+        vel: (n, 2) float64 velocities, updated in place.
+        pref: (n, 2) float64 preferred velocities.
+        time_step: seconds.
+        obst: :class:`~orca_env.core.obstacles.Obstacles` (or a plain tuple in field order).
+        out: :class:`StepOutput` (or a plain tuple in field order); ``velocity`` holds the new
+            velocities of ``ids``.
     """
+    obst = Obstacles(*obst)
+    out = StepOutput(*out)
+    new_vel = out.velocity
+    out_corrected = out.corrected
+    out_intervention = out.intervention
+    out_n_lines = out.n_lines
+    out_lp3 = out.used_lp3
+    o_points = obst.points
+    o_next = obst.next_ids
+    seg_order = obst.seg_order
+    seg_boxes = obst.seg_boxes
     for i in range(active.shape[0]):
         # Inactive agents report no step. The bool flags are stored unconditionally: with numba
         # 0.68 / llvmlite 0.50 the vectorised conditional store of bools also clears flags of

@@ -22,6 +22,8 @@ range that the agent sees from the right, sorted by distance), without BSP's seg
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
@@ -169,6 +171,21 @@ def polygon_records(v, first_id, polygon_id):
         "convex": convex,
         "polygon": np.full(k, polygon_id, dtype=np.int64),
     }
+
+
+class Obstacles(NamedTuple):
+    """Obstacle storage and index as one bundle for the step kernels (see the module docstring).
+
+    ``seg_order`` and ``seg_boxes`` are the index from :func:`build_segment_index`.
+    """
+
+    points: np.ndarray
+    next_ids: np.ndarray
+    prev_ids: np.ndarray
+    unit_dirs: np.ndarray
+    convex: np.ndarray
+    seg_order: np.ndarray
+    seg_boxes: np.ndarray
 
 
 def _part1by1(x):

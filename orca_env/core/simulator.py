@@ -20,7 +20,9 @@ import numpy as np
 
 from . import kdtree, kernels, obstacles
 
-# Per-agent parameters: name -> (dtype, check, message). ``check`` receives a numpy array.
+# Per-agent parameters: name -> (dtype, check, message). ``check`` receives a numpy array. Each
+# has a ``Simulator.__init__`` keyword (its default), storage ``self._<name>``, and a field of
+# the same name in ``kernels.AgentParams``; see the checklist there to add one.
 _AGENT_PARAMS = {
     "radius": (np.float64, lambda a: a > 0, "must be > 0"),
     "max_speed": (np.float64, lambda a: a >= 0, "must be >= 0"),
@@ -31,18 +33,15 @@ _AGENT_PARAMS = {
     "responsibility": (np.float64, lambda a: a >= 0, "must be >= 0"),
 }
 
+if set(_AGENT_PARAMS) != set(kernels.AgentParams._fields):  # see the checklist in kernels.py
+    raise ImportError("_AGENT_PARAMS and kernels.AgentParams must name the same parameters")
+
 # Per-agent state arrays: attribute -> (dtype, trailing shape).
 _AGENT_ARRAYS = {
     "_pos": (np.float64, (2,)),
     "_vel": (np.float64, (2,)),
     "_pref": (np.float64, (2,)),
-    "_radius": (np.float64, ()),
-    "_max_speed": (np.float64, ()),
-    "_neighbor_dist": (np.float64, ()),
-    "_max_neighbors": (np.int64, ()),
-    "_time_horizon": (np.float64, ()),
-    "_time_horizon_obst": (np.float64, ()),
-    "_responsibility": (np.float64, ()),
+    **{"_" + name: (dtype, ()) for name, (dtype, _, _) in _AGENT_PARAMS.items()},
     "_active": (np.bool_, ()),
     "_n_lines": (np.int64, ()),
     "_lp3": (np.bool_, ()),
@@ -134,18 +133,10 @@ class Simulator:
         num_threads=None,
     ):
         self._time_step = _check_scalar("time_step", time_step, lambda a: a > 0, "must be > 0")
-        given = {
-            "neighbor_dist": neighbor_dist,
-            "max_neighbors": max_neighbors,
-            "time_horizon": time_horizon,
-            "time_horizon_obst": time_horizon_obst,
-            "radius": radius,
-            "max_speed": max_speed,
-            "responsibility": responsibility,
-        }
+        given = locals()  # the per-agent defaults, by the names in _AGENT_PARAMS
         self._defaults = {}
-        for name, value in given.items():
-            dtype, check, message = _AGENT_PARAMS[name]
+        for name, (dtype, check, message) in _AGENT_PARAMS.items():
+            value = given[name]
             self._defaults[name] = _check_scalar(
                 name, value, check, message, integer=dtype is np.int64
             )
@@ -174,12 +165,15 @@ class Simulator:
         self._seg_order = np.zeros(0, dtype=np.int64)
         self._seg_boxes = np.empty((2, 4))
         self._index_dirty = False
+        self._obstacles = None  # kernels' Obstacles bundle, rebuilt when obstacles change
         self._last = None  # state the last step started from, for the debug accessors
-        self._param_copy = None  # copy of the per-agent parameters, shared by steps until changed
+        # kernels.AgentParams of copies of the per-agent parameters, shared by the steps (and
+        # their debug snapshots) until parameters or agents change; None: to be rebuilt.
+        self._agent_params = None
 
     # ------------------------------------------------------------------ storage
     def _alloc(self, capacity):
-        self._param_copy = None
+        self._agent_params = None
         for attr, (dtype, shape) in _AGENT_ARRAYS.items():
             new = np.zeros((capacity, *shape), dtype=dtype)
             old = getattr(self, attr, None)
@@ -330,8 +324,8 @@ class Simulator:
         changed. Pass it with ``obstacle_points`` and ``obstacle_next`` to the njit queries of
         :mod:`orca_env.core.obstacles` (``query_visibility``, ``query_segments``).
         """
-        _, _, seg_order, boxes = self._index()
-        return _readonly(seg_order), _readonly(boxes)
+        obst = self._index()
+        return _readonly(obst.seg_order), _readonly(obst.seg_boxes)
 
     @property
     def num_obstacle_vertices(self):
@@ -438,7 +432,7 @@ class Simulator:
         for name, arr in vals.items():
             getattr(self, "_" + name)[lo:hi] = arr
         self._active[lo:hi] = True
-        self._param_copy = None
+        self._agent_params = None
         for attr in ("_n_lines", "_lp3", "_intervention", "_corrected"):
             getattr(self, attr)[lo:hi] = 0
         self._n = hi
@@ -479,7 +473,7 @@ class Simulator:
             name: getattr(self, "_" + name)[a] for name in _AGENT_PARAMS if name not in params
         }
         vals = self._params(a.size, {**current, **params})
-        self._param_copy = None
+        self._agent_params = None
         for name in params:
             getattr(self, "_" + name)[a] = vals[name]
 
@@ -518,6 +512,7 @@ class Simulator:
             self._obst[key] = np.concatenate([self._obst[key], rec[key]])
         self._is_boundary = np.append(self._is_boundary, is_boundary)
         self._index_dirty = True
+        self._obstacles = None
         return first
 
     def _clean(self, vertices, name):
@@ -585,12 +580,19 @@ class Simulator:
             self._obst["points"], self._obst["next_ids"]
         )
         self._index_dirty = False
+        self._obstacles = None
 
     def _index(self):
+        """The obstacle storage and index as the kernels' ``Obstacles`` bundle (built if needed)."""
         if self._index_dirty:
             self.process_obstacles()
-        o = self._obst
-        return o["points"], o["next_ids"], self._seg_order, self._seg_boxes
+        if self._obstacles is None:
+            o = self._obst
+            self._obstacles = obstacles.Obstacles(
+                o["points"], o["next_ids"], o["prev_ids"], o["unit_dirs"], o["convex"],
+                self._seg_order, self._seg_boxes,
+            )  # fmt: skip
+        return self._obstacles
 
     # ------------------------------------------------------------------ step
     def _build_tree(self, pos, active, persist):
@@ -602,16 +604,8 @@ class Simulator:
         n_all = self._kd_order.size
         out = np.empty(n_all, dtype=np.int64)
         n = kdtree.partition_active(self._kd_order, active, out)
-        n_nodes = max(2 * n - 1, 1)
-        tree = (
-            out[:n],
-            np.empty(n_nodes, dtype=np.int64),
-            np.empty(n_nodes, dtype=np.int64),
-            np.empty(n_nodes, dtype=np.int64),
-            np.empty(n_nodes, dtype=np.int64),
-            np.empty((n_nodes, 4)),
-        )
-        kdtree.build_agent_tree(pos, *tree)
+        tree = kdtree.empty_tree(out[:n])
+        kdtree.build_agent_tree(pos, tuple(tree))
         if persist:
             self._kd_order = out  # the build permuted out[:n] in place
         return tree
@@ -619,35 +613,40 @@ class Simulator:
     def _threads(self):
         return numba.get_num_threads() if self._num_threads is None else self._num_threads
 
+    def _params_bundle(self):
+        """The per-agent parameters as ``kernels.AgentParams`` of copies (cached until changed)."""
+        if self._agent_params is None:
+            n = self._n
+            self._agent_params = kernels.AgentParams(
+                **{name: getattr(self, "_" + name)[:n].copy() for name in _AGENT_PARAMS}
+            )
+            self._max_nbr = int(self._max_neighbors[:n].max()) if n else 0
+        return self._agent_params
+
     def step(self):
         """Advance the simulation by one time step (RVO2's ``doStep``)."""
         n = self._n
-        o_points, o_next, seg_order, seg_boxes = self._index()
+        obst = self._index()
         pos = self._pos[:n]
         vel = self._vel[:n]
         pref = self._pref[:n]
         active = self._active[:n]
         tree = self._build_tree(pos, active, persist=True)
-        ids = tree[0]  # the active agents (in tree order: any order gives the same results)
-        new_vel = vel.copy()
-        if self._param_copy is None:
-            self._param_copy = {name: getattr(self, "_" + name)[:n].copy()
-                                for name in _AGENT_PARAMS}
-            self._max_nbr = int(self._max_neighbors[:n].max()) if n else 0
-        args = (
-            ids, pos, vel, pref, self._radius[:n], self._max_speed[:n], self._neighbor_dist[:n],
-            self._max_neighbors[:n], self._time_horizon[:n], self._time_horizon_obst[:n],
-            self._responsibility[:n], self._time_step, *tree, o_points, o_next,
-            self._obst["prev_ids"], self._obst["unit_dirs"], self._obst["convex"], seg_order,
-            seg_boxes, self._max_nbr, new_vel, self._n_lines[:n], self._lp3[:n],
-        )  # fmt: skip
+        ids = tree.order  # the active agents (in tree order: any order gives the same results)
+        params = self._params_bundle()
+        # kernels.StepOutput's fields, as a plain tuple (see kernels: cheaper to dispatch).
+        out = (vel.copy(), self._n_lines[:n], self._lp3[:n], self._corrected[:n],
+               self._intervention[:n])  # fmt: skip
         self._last = {
             "pos": pos.copy(),
             "vel": vel.copy(),
             "tree": tree,
-            **self._param_copy,
+            "params": params,
             "time_step": self._time_step,
         }
+        obst = tuple(obst)
+        args = (ids, pos, vel, pref, tuple(params), self._time_step, tuple(tree), obst,
+                self._max_nbr, out)  # fmt: skip
         threads = self._threads() if ids.size >= 64 else 1  # small steps stay serial
         if threads > 1:
             previous = numba.get_num_threads()
@@ -658,11 +657,7 @@ class Simulator:
                 numba.set_num_threads(previous)
         elif ids.size:
             kernels.compute_velocities_serial(*args)
-        kernels.apply_velocities(
-            ids, active, pos, vel, new_vel, pref, self._time_step, o_points, o_next, seg_order,
-            seg_boxes, self._corrected[:n], self._intervention[:n], self._n_lines[:n],
-            self._lp3[:n],
-        )  # fmt: skip
+        kernels.apply_velocities(ids, active, pos, vel, pref, self._time_step, obst, out)
         self._global_time += self._time_step
 
     # ------------------------------------------------------------------ queries
@@ -676,25 +671,26 @@ class Simulator:
         i = self._agent_id(i)
         last = self._last
         empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 4)))
-        if last is None or i >= last["pos"].shape[0] or not np.any(last["tree"][0] == i):
+        if last is None or i >= last["pos"].shape[0] or not np.any(last["tree"].order == i):
             return empty
         pos = last["pos"]
-        o_points, o_next, seg_order, seg_boxes = self._index()
-        k = int(last["max_neighbors"][i])
+        params = last["params"]
+        obst = self._index()
+        k = int(params.max_neighbors[i])
         nbr_ids = np.zeros(max(k, 1), dtype=np.int64)
         nbr_dsq = np.zeros(max(k, 1))
-        stack = np.empty(last["tree"][0].size + 2, dtype=np.int64)
+        stack = np.empty(last["tree"].order.size + 2, dtype=np.int64)
         n_nbr = kdtree.query_agent_neighbors(
-            i, pos[i, 0], pos[i, 1], last["neighbor_dist"][i] ** 2, k, pos, *last["tree"], stack,
+            i, pos[i, 0], pos[i, 1], params.neighbor_dist[i] ** 2, k, pos, *last["tree"], stack,
             nbr_ids, nbr_dsq,
         )  # fmt: skip
-        reach = last["time_horizon_obst"][i] * last["max_speed"][i] + last["radius"][i]
+        reach = params.time_horizon_obst[i] * params.max_speed[i] + params.radius[i]
         cap = 16
         while True:
             obst_ids = np.empty(cap, dtype=np.int64)
             n_obst = obstacles.query_segments(
-                pos[i, 0], pos[i, 1], reach * reach, True, False, o_points, o_next, seg_order,
-                seg_boxes, obst_ids, np.empty(cap),
+                pos[i, 0], pos[i, 1], reach * reach, True, False, obst.points, obst.next_ids,
+                obst.seg_order, obst.seg_boxes, obst_ids, np.empty(cap),
             )  # fmt: skip
             if n_obst <= cap:
                 break
@@ -702,12 +698,12 @@ class Simulator:
         obst_ids = obst_ids[:n_obst]
         lines = np.zeros((obst_ids.size + max(k, 1), 4))
         n_lines, _ = kernels.agent_lines(
-            i, pos, last["vel"], last["radius"], last["max_speed"], last["time_horizon"],
-            last["time_horizon_obst"], last["responsibility"], last["time_step"], nbr_ids, n_nbr,
-            obst_ids, obst_ids.size, o_points, o_next, self._obst["prev_ids"],
-            self._obst["unit_dirs"], self._obst["convex"], lines,
+            i, pos, last["vel"], params.radius, params.max_speed, params.time_horizon,
+            params.time_horizon_obst, params.responsibility, last["time_step"], nbr_ids, n_nbr,
+            obst_ids, obst_ids.size, obst.points, obst.next_ids, obst.prev_ids, obst.unit_dirs,
+            obst.convex, lines,
         )  # fmt: skip
-        if last["max_speed"][i] == 0.0:
+        if params.max_speed[i] == 0.0:
             n_lines = 0
         return nbr_ids[:n_nbr].copy(), obst_ids, lines[:n_lines].copy()
 
@@ -745,11 +741,12 @@ class Simulator:
         p = _as_point("p", p)
         q = _as_point("q", q)
         radius = _check_scalar("radius", radius, lambda a: a >= 0, "must be >= 0")
-        o_points, o_next, seg_order, seg_boxes = self._index()
+        obst = self._index()
         return bool(
             obstacles.query_visibility(
-                p[0], p[1], q[0], q[1], float(radius), o_points, o_next, seg_order, seg_boxes
-            )
+                p[0], p[1], q[0], q[1], float(radius), obst.points, obst.next_ids, obst.seg_order,
+                obst.seg_boxes,
+            )  # fmt: skip
         )
 
     def query_agent_neighbors(self, k, max_range, ids=None):
@@ -767,22 +764,31 @@ class Simulator:
         k = _check_scalar("k", k, lambda a: a >= 0, "must be >= 0", integer=True)
         max_range = _check_scalar("max_range", max_range, lambda a: a >= 0, "must be >= 0")
         q = np.arange(self._n, dtype=np.int64) if ids is None else self._ids(ids)
-        return self._query_knn(q, k, float(max_range) ** 2)
+        return self.query_agent_neighbors_unchecked(q, k, float(max_range) ** 2)
 
-    def _query_knn(self, q, k, range_sq):
+    def query_agent_neighbors_unchecked(self, ids, k, range_sq):
         """:meth:`query_agent_neighbors` without validation, for trusted per-step callers.
 
+        No validation: invalid input is undefined behaviour (wrong results, or a crash, not an
+        error). Use :meth:`query_agent_neighbors` unless the inputs are known to be valid.
+
         Args:
-            q: (p,) int64 valid agent ids.
-            k: int >= 0.
-            range_sq: float >= 0, squared range.
+            ids: (p,) int64 numpy array of valid agent ids (0 <= id < num_agents).
+            k: Python int >= 0, neighbours per agent.
+            range_sq: Python float >= 0, the squared range in m^2 (``max_range ** 2``).
+
+        Returns:
+            The same as :meth:`query_agent_neighbors`.
         """
         pos = self._pos[: self._n]
         tree = self._build_tree(pos, self._active[: self._n], persist=False)
-        out_ids = np.full((q.size, k), -1, dtype=np.int64)
-        out_dsq = np.full((q.size, k), np.inf)
-        kdtree.query_many(q, pos, range_sq, k, *tree, out_ids, out_dsq)
+        out_ids = np.full((ids.size, k), -1, dtype=np.int64)
+        out_dsq = np.full((ids.size, k), np.inf)
+        kdtree.query_many(ids, pos, range_sq, k, tuple(tree), out_ids, out_dsq)
         return out_ids, out_dsq
+
+    # Deprecated private name, kept until the env calls query_agent_neighbors_unchecked.
+    _query_knn = query_agent_neighbors_unchecked
 
     def query_obstacle_neighbors(self, points, max_range, max_count):
         """Nearest obstacle segments within ``max_range`` that each point sees from outside.
@@ -802,14 +808,14 @@ class Simulator:
         max_count = _check_scalar(
             "max_count", max_count, lambda a: a >= 0, "must be >= 0", integer=True
         )
-        o_points, o_next, seg_order, seg_boxes = self._index()
+        obst = self._index()
         seg = np.full((pts.shape[0], max_count), -1, dtype=np.int64)
         dsq = np.full((pts.shape[0], max_count), np.inf)
         closest = np.full((pts.shape[0], max_count, 2), np.nan)
         if max_count:
             obstacles.query_many(
-                pts, float(max_range) ** 2, o_points, o_next, seg_order, seg_boxes, seg, dsq,
-                closest,
+                pts, float(max_range) ** 2, obst.points, obst.next_ids, obst.seg_order,
+                obst.seg_boxes, seg, dsq, closest,
             )  # fmt: skip
         return seg, closest, dsq
 
@@ -822,10 +828,10 @@ class Simulator:
         """
         pts = _as_points("points", points)
         clearance = _check_scalar("clearance", clearance, lambda a: a >= 0, "must be >= 0")
-        o_points, o_next, seg_order, seg_boxes = self._index()
+        obst = self._index()
         return obstacles.walkable(
-            pts[:, 0].copy(), pts[:, 1].copy(), float(clearance), o_points, o_next,
-            self._obst["polygon"], self._is_boundary, seg_order, seg_boxes,
+            pts[:, 0].copy(), pts[:, 1].copy(), float(clearance), obst.points, obst.next_ids,
+            self._obst["polygon"], self._is_boundary, obst.seg_order, obst.seg_boxes,
         )  # fmt: skip
 
     def __repr__(self):

@@ -188,6 +188,19 @@ def test_query_agent_neighbors_matches_brute_force():
         np.testing.assert_allclose(d[i, ids[i][ids[i] >= 0]], got)
 
 
+def test_query_agent_neighbors_unchecked_matches_checked():
+    rng = np.random.default_rng(5)
+    sim = Simulator()
+    sim.add_agents(rng.uniform(-20, 20, (300, 2)))
+    sim.deactivate_agents(np.arange(0, 300, 5))
+    q = np.array([0, 3, 299, 3, 150], dtype=np.int64)
+    for k, max_range in ((0, 4.0), (1, 0.0), (7, 4.0), (400, 100.0)):
+        want = sim.query_agent_neighbors(k, max_range, ids=q)
+        got = sim.query_agent_neighbors_unchecked(q, k, max_range**2)
+        for a, b in zip(got, want, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
 def test_visibility_simple_cases():
     sim = Simulator()
     sim.add_obstacle([(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)])
@@ -248,3 +261,32 @@ def test_telemetry():
     np.testing.assert_allclose(
         sim.intervention, np.linalg.norm(sim.velocities - sim.pref_velocities, axis=1)
     )
+
+
+@pytest.mark.parametrize("n", [7, 40, 100, 1000])
+def test_step_telemetry_flags_survive_apply(n):
+    """used_lp3 / position_corrected of active agents are what the velocity kernel wrote.
+
+    Guards against a numba/LLVM miscompilation of the inactive-agent reset in
+    ``apply_velocities`` (a vectorised conditional bool store that also cleared active agents).
+    """
+    from orca_env.core import kernels
+
+    rng = np.random.default_rng(n)
+    active = rng.random(n) < 0.7
+    pos = rng.uniform(-10, 10, (n, 2))
+    new_vel = np.zeros((n, 2))
+    out = kernels.StepOutput(
+        new_vel, np.ones(n, dtype=np.int64), np.ones(n, dtype=bool), np.ones(n, dtype=bool),
+        np.ones(n),
+    )
+    sim = Simulator()
+    obst = sim._index()
+    ids = np.flatnonzero(active).astype(np.int64)
+    kernels.apply_velocities(
+        ids, active, pos, np.zeros((n, 2)), np.zeros((n, 2)), 0.25, tuple(obst), tuple(out)
+    )
+    np.testing.assert_array_equal(out.used_lp3, active)
+    np.testing.assert_array_equal(out.n_lines, active.astype(np.int64))
+    assert not out.corrected.any()  # zero moves are never corrected
+    np.testing.assert_array_equal(out.intervention, np.zeros(n))
