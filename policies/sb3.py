@@ -1,15 +1,22 @@
 """Load a trained stable-baselines3 model as a policy acting on observation dicts.
 
 A run folder written by training (``train.py``, :mod:`orca_env.training`) holds ``model.zip``,
-``config.yaml`` (the resolved training config: algorithm and env config) and, when observations
-were normalised, ``vecnormalize.pkl``; :mod:`orca_env.training.run_folder` defines these names.
-Actions go to the env as the model outputs them (the env reads them in the observation's frame,
-goal-aligned by default). :func:`load` accepts the folder, its ``model.zip`` or a checkpoint
-``checkpoints/rl_model_<n>_steps.zip`` (whose ``rl_model_vecnormalize_<n>_steps.pkl`` is used).
-When the saved config says observations were normalised, a missing normaliser is an error (the
-model would otherwise act on raw observations it never saw). Given the evaluation ``env``,
-:func:`load` checks that the model's observation shape matches the env's and warns when the
-env's ``observation`` or ``groups`` differ from the ones the model was trained with.
+``config.yaml`` (the resolved training config: algorithm, network and env config) and, when
+observations were normalised, ``vecnormalize.npz``; :mod:`orca_env.training.run_folder` defines
+these names. Actions go to the env as the model outputs them (the env reads them in the
+observation's frame, goal-aligned by default). :func:`load` accepts the folder, its
+``model.zip`` or a checkpoint ``checkpoints/rl_model_<n>_steps.zip`` (whose
+``rl_model_vecnormalize_<n>_steps.npz`` is used). When the saved config says observations were
+normalised, a missing normaliser is an error (the model would otherwise act on raw observations
+it never saw). Given the evaluation ``env``, :func:`load` checks that the model's observation
+shape matches the env's and warns when the env's ``observation`` or ``groups`` differ from the
+ones the model was trained with.
+
+Loading unpickles nothing from the files (a pickle runs code when loaded): the network is
+rebuilt from ``config.yaml`` and the env config's spaces, its weights come from the zip's
+``policy.pth`` through ``torch.load(weights_only=True)``, and the normaliser is an NPZ read
+without pickle (:mod:`orca_env.training.model_files`). A legacy ``vecnormalize.pkl`` is refused;
+:func:`convert_legacy_normalizer` converts one you trust.
 
 Example::
 
@@ -25,25 +32,27 @@ Example::
 
 from __future__ import annotations
 
+import glob
 import os
-import pickle
 import warnings
 from typing import Any
 
 import numpy as np
 import yaml
 
+from orca_env.training import model_files
 from orca_env.training.config import normalizes_observations
-from orca_env.training.run_folder import resolve_model
+from orca_env.training.run_folder import CHECKPOINT_DIR, resolve_model
 
-__all__ = ["SB3Policy", "load", "check_env", "normalizes_observations"]
+__all__ = ["SB3Policy", "load", "check_env", "normalizes_observations",
+           "convert_legacy_normalizer"]
 
 
 def check_env(model: Any, config: dict, env: Any, model_path: str) -> None:
     """Check a loaded model against the env it is about to act in.
 
     Args:
-        model: The SB3 model.
+        model: The SB3 model or policy (anything with an ``observation_space``).
         config: Its training config (``config["env"]`` is the env config; may be empty).
         env: The env (``OrcaEnv``) the policy will act in.
         model_path: The model's path, for the messages.
@@ -85,7 +94,8 @@ class SB3Policy:
     """A trained SB3 model as ``policy(observations, env) -> actions``.
 
     Args:
-        model: The SB3 model (``PPO`` or ``SAC``).
+        model: The SB3 policy network (``ActorCriticPolicy`` for PPO, ``SACPolicy`` for SAC) or
+            model; anything with SB3's ``predict``.
         obs_rms: Optional ``(mean, var)`` of the observation normaliser used in training.
         clip_obs: Clip bound of normalised observations (VecNormalize's ``clip_obs``).
         epsilon: VecNormalize's ``epsilon``.
@@ -134,46 +144,107 @@ class SB3Policy:
 
 def load(path: str | os.PathLike, deterministic: bool = True, device: str = "cpu",
          env: Any = None) -> SB3Policy:
-    """Load a run folder, ``model.zip`` or checkpoint as an :class:`SB3Policy`.
+    """Load a run folder, ``model.zip`` or checkpoint as an :class:`SB3Policy`, unpickling nothing.
 
     Args:
-        path: Run folder, model ``.zip`` or checkpoint ``.zip``.
+        path: Run folder, model ``.zip`` or checkpoint ``.zip``; its run folder must hold the
+            run's ``config.yaml`` (the network is rebuilt from it).
         deterministic: Mean actions (evaluation) or sampled ones.
         device: torch device.
         env: The env the policy will act in; if given, the model is checked against it
             (:func:`check_env`).
 
     Raises:
-        FileNotFoundError: If no model is found, or the saved config says observations were
-            normalised and the normaliser file is missing.
-        ValueError: If the config names an unknown algorithm, or the model's observation shape
-            differs from ``env``'s.
+        ImportError: If stable-baselines3 or torch is missing (the message names the extra).
+        FileNotFoundError: If no model or no ``config.yaml`` is found, or the saved config says
+            observations were normalised and the normaliser file is missing.
+        ValueError: If the config names an unknown algorithm, the model file is not a readable
+            model zip (or holds anything but plain tensors), the normaliser is a legacy pickle
+            (refused; the message says how to convert it) or not a normaliser NPZ, or the
+            model's observation shape differs from ``env``'s.
     """
+    model_files.require_train_extra(f"loading the trained model {os.fspath(path)!r}")
     model_path, cfg_path, norm_path = resolve_model(path)
-    config: dict = {}
-    if cfg_path is not None:
-        with open(cfg_path, encoding="utf-8") as fh:
-            config = yaml.safe_load(fh) or {}
+    if cfg_path is None:
+        raise FileNotFoundError(f"model {model_path!r} has no config.yaml in its run folder: the "
+                                f"network is rebuilt from the run's config (its model file is "
+                                f"never unpickled)")
+    with open(cfg_path, encoding="utf-8") as fh:
+        config = yaml.safe_load(fh) or {}
+    if not isinstance(config, dict):
+        raise ValueError(f"{cfg_path}: a training config must be a mapping")
     algo = str(config.get("algo", "ppo")).lower()
-    from stable_baselines3 import PPO, SAC  # noqa: PLC0415
-
-    algos = {"ppo": PPO, "sac": SAC}
-    if algo not in algos:
-        raise ValueError(f"unknown algo {algo!r} in {cfg_path}; known: {sorted(algos)}")
+    if algo not in ("ppo", "sac"):
+        raise ValueError(f"unknown algo {algo!r} in {cfg_path}; known: ['ppo', 'sac']")
     if not os.path.isfile(norm_path):
+        legacy = model_files.legacy_path(norm_path)
+        if os.path.isfile(legacy):
+            raise model_files.LegacyPickleError(model_files.legacy_normalizer_message(legacy))
         if normalizes_observations(config):
             raise FileNotFoundError(f"{cfg_path} says observations were normalised, but the "
                                     f"normaliser {norm_path!r} is missing")
         norm_path = None
-    model = algos[algo].load(model_path, device=device)
+    stats = model_files.load_normalizer(norm_path) if norm_path is not None else None
+    saved_env = config.get("env")
+    if isinstance(saved_env, dict):
+        obs_space, act_space = model_files.env_spaces(saved_env)
+    elif env is not None:
+        agent = env.possible_agents[0]
+        obs_space, act_space = env.observation_space(agent), env.action_space(agent)
+    else:
+        raise ValueError(f"{cfg_path} has no env config: pass the env the model acts in")
+    policy = model_files.build_policy(config, obs_space, act_space, device=device)
     if env is not None:
-        check_env(model, config, env, model_path)
+        check_env(policy, config, env, model_path)
+    model_files.load_policy_weights(policy, model_files.read_model_zip(model_path, device=device))
     obs_rms, clip_obs, eps = None, 10.0, 1e-8
-    if norm_path is not None:
-        with open(norm_path, "rb") as fh:
-            vn = pickle.load(fh)
-        if getattr(vn, "norm_obs", False):
-            obs_rms = (np.asarray(vn.obs_rms.mean), np.asarray(vn.obs_rms.var))
-        clip_obs, eps = float(vn.clip_obs), float(vn.epsilon)
-    return SB3Policy(model, obs_rms=obs_rms, clip_obs=clip_obs, epsilon=eps,
+    if stats is not None:
+        if stats["norm_obs"]:
+            obs_rms = (stats["obs_mean"], stats["obs_var"])
+        clip_obs, eps = stats["clip_obs"], stats["epsilon"]
+    return SB3Policy(policy, obs_rms=obs_rms, clip_obs=clip_obs, epsilon=eps,
                      deterministic=deterministic, config=config)
+
+
+def convert_legacy_normalizer(pkl: str | os.PathLike, out: str | os.PathLike | None = None
+                              ) -> list[str]:
+    """Convert a legacy pickled ``VecNormalize`` (``.pkl``) to the NPZ format. UNPICKLES IT.
+
+    Loading a pickle runs any code in it: use this only on files you trust (ones you trained
+    yourself). Loaders refuse ``.pkl`` normalisers for that reason and point here.
+
+    Args:
+        pkl: A legacy ``vecnormalize.pkl`` (or checkpoint ``*_vecnormalize_<n>_steps.pkl``), or
+            a run folder: then its ``vecnormalize.pkl`` and every pickled normaliser in its
+            ``checkpoints/`` are converted.
+        out: The NPZ to write (default: ``pkl`` with ``.npz`` for ``.pkl``); only for a file.
+
+    Returns:
+        The NPZ files written. The pickles are left in place (delete them once converted).
+
+    Raises:
+        ValueError: If ``out`` is given with a folder, or the pickle is not a ``VecNormalize``.
+        FileNotFoundError: If ``pkl`` does not exist.
+    """
+    import pickle  # noqa: PLC0415  (deliberate: this function exists to unpickle trusted files)
+
+    from stable_baselines3.common.vec_env import VecNormalize  # noqa: PLC0415
+
+    pkl = os.fspath(pkl)
+    if os.path.isdir(pkl):
+        if out is not None:
+            raise ValueError(f"out={out!r}: a run folder {pkl!r} converts each normaliser beside "
+                             f"itself; out is for one file")
+        files = glob.glob(os.path.join(pkl, "vecnormalize.pkl")) + glob.glob(
+            os.path.join(pkl, CHECKPOINT_DIR, "*_vecnormalize_*_steps.pkl"))
+        return [p for f in sorted(files) for p in convert_legacy_normalizer(f)]
+    if not os.path.isfile(pkl):
+        raise FileNotFoundError(f"no legacy normaliser at {pkl!r}")
+    dest = os.fspath(out) if out is not None else (
+        pkl[: -len(".pkl")] + ".npz" if pkl.endswith(".pkl") else pkl + ".npz")
+    with open(pkl, "rb") as fh:
+        vn = pickle.load(fh)  # trusted input only (see the docstring)
+    if not isinstance(vn, VecNormalize):
+        raise ValueError(f"{pkl!r} holds a {type(vn).__name__}, not a VecNormalize")
+    model_files.write_normalizer_stats(model_files.normalizer_stats(vn), dest)
+    return [dest]

@@ -50,7 +50,7 @@ def test_train_script_run_folder(tmp_path):
     for name in ("trained+safety", "pure ORCA", "trained, no safety"):
         assert name in out
     files = set(os.listdir(run_dir))
-    assert {"model.zip", "config.yaml", "command.txt", "git.txt", "vecnormalize.pkl",
+    assert {"model.zip", "config.yaml", "command.txt", "git.txt", "vecnormalize.npz",
             "train_stats.json", "checkpoints", "eval"} <= files
     resolved = yaml.safe_load((run_dir / "config.yaml").read_text())
     assert resolved["env"] == TINY_ENV and resolved["n_timesteps"] == 512
@@ -186,7 +186,7 @@ def test_run_name_survives_underscore_s_in_the_config_name(tmp_path):
     assert run_name(str(tmp_path / "custom")) == "circle_ppo"
 
 
-def test_resume_reads_the_stored_name_and_needs_the_normaliser(tmp_path, monkeypatch):
+def test_resume_reads_the_stored_name_and_needs_the_normaliser(tmp_path, monkeypatch, capsys):
     cfg = tiny_config(tmp_path, n_timesteps=256)
     (tmp_path / "crowdnav_square_ppo.yaml").write_text(cfg.read_text())
     res = run_experiment(str(tmp_path / "crowdnav_square_ppo.yaml"),
@@ -199,9 +199,19 @@ def test_resume_reads_the_stored_name_and_needs_the_normaliser(tmp_path, monkeyp
     assert main(["--resume", run_dir, "--n-timesteps", "320", "--no-eval", "--no-progress",
                  "--ship"]) == EXIT_OK
     assert shipped == ["crowdnav_square_ppo"]
-    os.remove(os.path.join(run_dir, "vecnormalize.pkl"))
-    with pytest.raises(FileNotFoundError, match="vecnormalize.pkl"):
-        main(["--resume", run_dir, "--n-timesteps", "384", "--no-eval", "--no-progress"])
+    os.remove(os.path.join(run_dir, "vecnormalize.npz"))
+    # The final model lacks its normaliser: resume falls back to the newest sound checkpoint.
+    with pytest.warns(UserWarning, match="skipping the checkpoint .*model.zip.*vecnormalize.npz"):
+        assert main(["--resume", run_dir, "--n-timesteps", "384", "--no-eval",
+                     "--no-progress"]) == EXIT_OK
+    os.remove(os.path.join(run_dir, "vecnormalize.npz"))
+    for f in os.listdir(os.path.join(run_dir, "checkpoints")):
+        if "vecnormalize" in f:
+            os.remove(os.path.join(run_dir, "checkpoints", f))
+    with pytest.warns(UserWarning, match="skipping"):
+        assert main(["--resume", run_dir, "--n-timesteps", "448", "--no-eval",
+                     "--no-progress"]) == EXIT_FAILURE
+    assert "vecnormalize.npz" in capsys.readouterr().err
 
 
 def test_ship_replaces_the_destination(tmp_path):
@@ -263,13 +273,13 @@ def test_sac_resume_keeps_the_replay_buffer(tmp_path, capsys):
                       policy_kwargs={"net_arch": [16]})
     run_dir = tmp_path / "sac"
     main(["--config", str(cfg), "--run-dir", str(run_dir), "--no-eval", "--no-progress"])
-    assert (run_dir / "replay_buffer.pkl").is_file()
-    assert list((run_dir / "checkpoints").glob("rl_model_replay_buffer_*_steps.pkl"))
+    assert (run_dir / "replay_buffer.npz").is_file()
+    assert list((run_dir / "checkpoints").glob("rl_model_replay_buffer_*_steps.npz"))
     capsys.readouterr()
     main(["--resume", str(run_dir), "--n-timesteps", "256", "--no-eval", "--no-progress"])
     out = capsys.readouterr().out
     m = re.search(r"Loaded the replay buffer (\S+) \((\d+) transitions\)", out)
-    assert m and m.group(1) == str(run_dir / "replay_buffer.pkl")
+    assert m and m.group(1) == str(run_dir / "replay_buffer.npz")
     assert int(m.group(2)) * 8 >= 192  # buffer rows hold one step of all 8 entries
 
 

@@ -13,13 +13,16 @@ import argparse
 import sys
 
 from .config import DEFAULT_CONFIG
-from .experiment import NoCheckpointError, run_experiment
+from .experiment import NoCheckpointError, TrainingInterrupted, resume_command, run_experiment
+from .model_files import MissingExtraError
 
-__all__ = ["EXIT_OK", "EXIT_FAILURE", "build_parser", "main"]
+__all__ = ["EXIT_OK", "EXIT_FAILURE", "EXIT_USAGE", "build_parser", "main"]
 
 EXIT_OK = 0
 #: A run that cannot start (nothing to resume); argparse exits with 2 on bad arguments.
 EXIT_FAILURE = 1
+#: What is missing is on the user's side (the train extra), as argparse's bad arguments.
+EXIT_USAGE = 2
 DESCRIPTION = ("Train a shared navigation policy with stable-baselines3 and compare it with pure "
                "ORCA.")
 
@@ -76,8 +79,11 @@ def main(argv: list[str] | None = None, prog: str = "train.py") -> int:
         prog: The command's name in usage and help.
 
     Returns:
-        The exit code: :data:`EXIT_OK`, or :data:`EXIT_FAILURE` if there is nothing to resume.
-        Bad arguments exit through argparse (``SystemExit`` with code 2).
+        The exit code: :data:`EXIT_OK`; :data:`EXIT_FAILURE` if there is nothing to resume;
+        :data:`EXIT_USAGE` (2) if stable-baselines3 or torch is missing (one line names the
+        extra to install); ``128 + signal`` (130 for Ctrl-C, 143 for SIGTERM) when a signal
+        stopped training, after saving a checkpoint (the lines printed say where, and the
+        command that resumes). Bad arguments exit through argparse (``SystemExit`` with code 2).
     """
     args = build_parser(prog).parse_args(argv)
     try:
@@ -86,7 +92,26 @@ def main(argv: list[str] | None = None, prog: str = "train.py") -> int:
                        seed=args.seed, eval_episodes=args.eval_episodes,
                        evaluate=not args.no_eval, video=not args.no_video,
                        progress_bar=not args.no_progress, ship_result=args.ship)
+    except MissingExtraError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except NoCheckpointError as exc:
         print(exc, file=sys.stderr)
         return EXIT_FAILURE
+    except TrainingInterrupted as exc:
+        where = f"saved the checkpoint {exc.checkpoint}" if exc.checkpoint else "nothing saved"
+        print(f"Training stopped by {signal_name(exc.signum)}; {where} (with its normaliser "
+              f"and replay buffer, if any) in the run folder {exc.run_dir}", flush=True)
+        print(f"Resume with: {resume_command(prog, exc.run_dir)}", flush=True)
+        return exc.exit_code
     return EXIT_OK
+
+
+def signal_name(signum: int) -> str:
+    """``SIGINT`` for 2, ...; the number if the platform has no name for it."""
+    import signal  # noqa: PLC0415
+
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return str(signum)

@@ -12,6 +12,8 @@ import json
 import os
 import time
 
+from orca_env.files import atomic_write_text
+
 from .run_folder import COMPARISON_JSON, COMPARISON_TXT, EVAL_DIR
 
 __all__ = ["without_safety_layer", "format_comparison", "compare"]
@@ -106,11 +108,10 @@ def compare(cfg: dict, run_dir: str, video: bool = True) -> dict:
     table = format_comparison(reports)
     print(header)
     print(table)
-    with open(os.path.join(out_dir, COMPARISON_TXT), "w", encoding="utf-8") as fh:
-        fh.write(header + "\n" + table + "\n")
-    with open(os.path.join(out_dir, COMPARISON_JSON), "w", encoding="utf-8") as fh:
-        json.dump({label: {"policy": r["policy"], "aggregate": r["aggregate"]}
-                   for label, r in reports.items()}, fh, indent=1, sort_keys=True)
+    atomic_write_text(os.path.join(out_dir, COMPARISON_TXT), header + "\n" + table + "\n")
+    atomic_write_text(os.path.join(out_dir, COMPARISON_JSON),
+                      json.dumps({label: {"policy": r["policy"], "aggregate": r["aggregate"]}
+                                  for label, r in reports.items()}, indent=1, sort_keys=True))
     vids = glob.glob(os.path.join(out_dir, "trained_safety", "videos", "*"))
     if vids:
         print(f"Video: {vids[0]}")

@@ -11,9 +11,15 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import signal
+import threading
 import time
 import warnings
 
+from orca_env.files import atomic_write_text
+
+from . import model_files
 from .comparison import compare
 from .config import (
     DEFAULT_CONFIG,
@@ -31,18 +37,21 @@ from .run_folder import (
     EVAL_DIR,
     GIT_FILE,
     MODEL_FILE,
-    REPLAY_BUFFER_FILE,
     TB_DIR,
     TRAIN_STATS_FILE,
     VECNORMALIZE_FILE,
-    latest_checkpoint,
+    check_ship_name,
+    checkpoint_candidates,
+    model_siblings,
     new_run_dir,
     run_name,
     write_run_info,
 )
 
-__all__ = ["NoCheckpointError", "SHIP_FILES", "SHIP_EVAL_FILES", "make_training_env", "train",
-           "print_throughput", "ship", "run_experiment"]
+__all__ = ["NoCheckpointError", "TrainingInterrupted", "SHIP_FILES", "SHIP_EVAL_FILES",
+           "make_training_env", "training_seeds", "check_training_seeds", "find_checkpoint",
+           "save_checkpoint", "train", "print_throughput", "ship", "run_experiment",
+           "resume_command"]
 
 #: Files of a run that :func:`ship` copies (run folder, then its ``eval/``).
 SHIP_FILES = (MODEL_FILE, CONFIG_FILE, VECNORMALIZE_FILE, GIT_FILE, COMMAND_FILE)
@@ -51,10 +60,30 @@ SHIP_EVAL_FILES = (COMPARISON_TXT, COMPARISON_JSON)
 RESUME_SEED_OFFSET = 1_000_000
 #: SB3's default discount, the normaliser's when the hyperparameters set none.
 DEFAULT_GAMMA = 0.99
+#: The signals that stop training with a checkpoint (Ctrl-C, and what kill and schedulers send).
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class NoCheckpointError(FileNotFoundError):
-    """A run folder to resume holds neither a checkpoint nor a model."""
+    """A run folder to resume holds no usable checkpoint or model."""
+
+
+class TrainingInterrupted(Exception):
+    """Training stopped on SIGINT or SIGTERM after saving a resumable checkpoint.
+
+    Attributes:
+        signum: The signal.
+        run_dir: The run folder (what ``--resume`` takes).
+        checkpoint: The checkpoint saved (``None`` if there was nothing to save).
+        exit_code: ``128 + signum`` (130 for SIGINT, 143 for SIGTERM), as a shell reports it.
+    """
+
+    def __init__(self, signum: int, run_dir: str, checkpoint: str | None) -> None:
+        self.signum, self.run_dir, self.checkpoint = int(signum), run_dir, checkpoint
+        self.exit_code = 128 + self.signum
+        name = signal.Signals(self.signum).name
+        super().__init__(f"training stopped by {name}" + (
+            f"; checkpoint {checkpoint}" if checkpoint else ""))
 
 
 def make_training_env(cfg: dict):
@@ -77,37 +106,182 @@ def make_training_env(cfg: dict):
     return venv, base
 
 
-def train(cfg: dict, run_dir: str, resume: tuple[str, ...] | None = None,
-          progress_bar: bool = True) -> dict:
-    """Train per ``cfg`` into ``run_dir``; returns the training statistics.
+def training_seeds(cfg: dict, num_timesteps: int | None = None) -> range:
+    """The reset seeds of the env copies: ``seed + i``, or on resume the shifted ones.
 
     Args:
         cfg: The resolved training config.
-        run_dir: The run folder.
-        resume: ``(model zip, vecnormalize pkl, replay buffer pkl)`` to continue from (see
-            :func:`~orca_env.training.run_folder.latest_checkpoint`); the replay buffer is
-            optional.
-        progress_bar: Show SB3's progress bar.
+        num_timesteps: The step count resumed from (``None`` for a fresh run).
+    """
+    base = cfg["seed"] if num_timesteps is None else \
+        cfg["seed"] + RESUME_SEED_OFFSET + num_timesteps
+    return range(base, base + cfg["n_envs"])
+
+
+def check_training_seeds(cfg: dict, num_timesteps: int | None = None) -> None:
+    """Refuse seeds that would reset an env copy with an evaluation seed (10_000..19_999).
+
+    Args:
+        cfg: The resolved training config (on resume, the run's saved one).
+        num_timesteps: The step count resumed from (``None`` for a fresh run).
 
     Raises:
-        ValueError: If the env copies would use evaluation seeds.
-        FileNotFoundError: On resume, if ``cfg`` normalises and the normaliser is missing.
+        ValueError: If the run's seed, or a seed it resets copies with, is an evaluation seed.
+    """
+    from orca_env.evaluation import is_eval_seed  # noqa: PLC0415
+
+    seeds = [s for n in {None, num_timesteps} for s in training_seeds(cfg, n)]
+    if any(is_eval_seed(s) for s in seeds):
+        fresh = training_seeds(cfg)
+        raise ValueError(f"seed {cfg['seed']}: training would reset env copies with seeds "
+                         f"{fresh.start}..{fresh.stop - 1}"
+                         + ("" if num_timesteps is None else
+                            f" (on resume at {num_timesteps} steps: "
+                            f"{training_seeds(cfg, num_timesteps).start}..)")
+                         + ", which overlap the evaluation seeds 10_000..19_999; pick another "
+                           "seed")
+
+
+def find_checkpoint(run_dir: str, cfg: dict) -> tuple[tuple[str, str, str], int]:
+    """The newest sound checkpoint of a run, skipping broken ones with a warning.
+
+    A checkpoint is sound when its zip opens, its weights load (weights only) and, if ``cfg``
+    normalises, its normaliser NPZ loads.
+
+    Returns:
+        ``((model zip, normaliser npz, replay buffer npz), num_timesteps)``.
+
+    Raises:
+        NoCheckpointError: If no checkpoint or model is sound (the message lists why).
+    """
+    candidates = checkpoint_candidates(run_dir)
+    if not candidates:
+        raise NoCheckpointError(f"--resume: no checkpoint or model in {run_dir!r}")
+    problems = []
+    for found in candidates:
+        model_path, norm_path, _ = found
+        try:
+            mf = model_files.check_checkpoint(model_path, norm_path if cfg["normalize"] else None)
+        except (ValueError, FileNotFoundError) as exc:
+            problems.append(str(exc))
+            warnings.warn(f"--resume: skipping the checkpoint {model_path!r}: {exc}",
+                          stacklevel=2)
+            continue
+        return found, mf.num_timesteps
+    raise NoCheckpointError(f"--resume: no usable checkpoint in {run_dir!r}: "
+                            + "; ".join(problems))
+
+
+def save_checkpoint(model, venv, run_dir: str) -> str:
+    """Save a resumable checkpoint ``checkpoints/rl_model_<n>_steps.zip`` and its siblings.
+
+    The normaliser and replay buffer go first, the zip last, each atomically: a checkpoint zip
+    that exists has its siblings.
+
+    Returns:
+        The checkpoint zip.
+    """
+    folder = os.path.join(run_dir, CHECKPOINT_DIR)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"{CHECKPOINT_PREFIX}_{model.num_timesteps}_steps.zip")
+    norm_path, buffer_path = model_siblings(path)
+    _save_siblings(model, venv, norm_path, buffer_path)
+    model_files.save_model(model, path)
+    return path
+
+
+def _save_siblings(model, venv, norm_path: str, buffer_path: str) -> None:
+    from stable_baselines3.common.vec_env import VecNormalize  # noqa: PLC0415
+
+    if getattr(model, "replay_buffer", None) is not None:
+        model_files.save_replay_buffer(model.replay_buffer, buffer_path)
+    if isinstance(venv, VecNormalize):
+        model_files.save_normalizer(venv, norm_path)
+
+
+class _StopOnSignal:
+    """Turns the first SIGINT/SIGTERM during ``learn`` into a clean stop at the next step.
+
+    The handlers are installed only in the main thread (Python delivers signals there) and only
+    while training; the previous ones come back after the first signal, so a second Ctrl-C
+    aborts at once (without a checkpoint).
+    """
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._old: dict[int, object] = {}
+
+    def _handler(self, signum, frame) -> None:
+        self.signum = signum
+        self._restore()
+        print(f"\n{signal.Signals(signum).name}: stopping at the next step to save a checkpoint "
+              f"(send it again to abort without one)", flush=True)
+
+    def _restore(self) -> None:
+        for sig, old in self._old.items():
+            signal.signal(sig, old)
+        self._old = {}
+
+    def __enter__(self) -> _StopOnSignal:
+        if threading.current_thread() is threading.main_thread():
+            for sig in STOP_SIGNALS:
+                self._old[sig] = signal.signal(sig, self._handler)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._restore()
+
+    def callback(self):
+        """An SB3 callback that ends ``learn`` once a signal arrived."""
+        from stable_baselines3.common.callbacks import BaseCallback  # noqa: PLC0415
+
+        stopper = self
+
+        class _Stop(BaseCallback):
+            def _on_step(self) -> bool:
+                return stopper.signum is None
+
+        return _Stop()
+
+
+def _checkpoint_callback(cfg: dict, run_dir: str, venv):
+    """Every ``checkpoint_freq`` entry-steps: :func:`save_checkpoint` (atomic, no pickle)."""
+    from stable_baselines3.common.callbacks import BaseCallback  # noqa: PLC0415
+
+    class _Checkpoint(BaseCallback):
+        def __init__(self, save_freq: int) -> None:
+            super().__init__()
+            self.save_freq = save_freq
+
+        def _on_step(self) -> bool:
+            if self.n_calls % self.save_freq == 0:
+                save_checkpoint(self.model, venv, run_dir)
+            return True
+
+    return _Checkpoint(max(cfg["checkpoint_freq"] // venv.num_envs, 1))
+
+
+def _build(cfg: dict, run_dir: str, resume: tuple[str, ...] | None):
+    """Build the env and the model (fresh, or resumed from a checkpoint).
+
+    Nothing is written: a config the algorithm rejects fails here, before the run folder is
+    touched.
+
+    Returns:
+        ``(model, venv, base)``.
     """
     import torch  # noqa: PLC0415
     from stable_baselines3 import PPO, SAC  # noqa: PLC0415
-    from stable_baselines3.common.callbacks import CheckpointCallback  # noqa: PLC0415
     from stable_baselines3.common.vec_env import VecNormalize  # noqa: PLC0415
 
-    from orca_env.evaluation import is_eval_seed  # noqa: PLC0415
-
-    train_seeds = range(cfg["seed"], cfg["seed"] + cfg["n_envs"])
-    if any(is_eval_seed(s) for s in train_seeds):
-        raise ValueError(f"seed {cfg['seed']}: training would reset env copies with seeds "
-                         f"{train_seeds.start}..{train_seeds.stop - 1}, which overlap the "
-                         f"evaluation seeds 10_000..19_999; pick another seed")
+    model_files.check_hyperparams(cfg["algo"], cfg["hyperparams"])
     torch.set_num_threads(cfg["torch_threads"])
     algo_cls = {"ppo": PPO, "sac": SAC}[cfg["algo"]]
-    venv, base = make_training_env(cfg)
+    resumed = None
+    if resume is not None:
+        model_path, norm_path, buffer_path = (*resume, None, None)[:3]
+        resumed = model_files.read_model_zip(model_path)
+        check_training_seeds(cfg, resumed.num_timesteps)
     try:
         import tensorboard  # noqa: F401, PLC0415
 
@@ -115,48 +289,113 @@ def train(cfg: dict, run_dir: str, resume: tuple[str, ...] | None = None,
     except ImportError:
         tb = None
         print("tensorboard is not installed: no TensorBoard logs")
-    if resume is not None:
-        model_path, norm_path, buffer_path = (*resume, None, None)[:3]
+    venv, base = make_training_env(cfg)
+    try:
+        try:
+            # A resumed run is built like a fresh one from its config; the file contributes
+            # weights, optimizer states and step count only (nothing is unpickled).
+            model = algo_cls("MlpPolicy", venv, seed=cfg["seed"], device="cpu",
+                             tensorboard_log=tb,
+                             policy_kwargs=policy_kwargs_from_config(cfg["policy_kwargs"]),
+                             verbose=0, **cfg["hyperparams"])
+        except (TypeError, ValueError, AssertionError) as exc:
+            raise ValueError(f"training config: {cfg['algo']} rejects its hyperparams "
+                             f"{cfg['hyperparams']!r} or policy_kwargs "
+                             f"{cfg['policy_kwargs']!r}: {exc}") from exc
+        if resumed is None:
+            return model, venv, base
         if isinstance(venv, VecNormalize):
             if norm_path is None or not os.path.isfile(norm_path):
-                venv.close()
+                legacy = model_files.legacy_path(norm_path or "")
+                if norm_path and os.path.isfile(legacy):
+                    raise model_files.LegacyPickleError(
+                        model_files.legacy_normalizer_message(legacy))
                 raise FileNotFoundError(f"--resume: the config normalises (normalize: "
                                         f"{cfg['normalize']!r}) but the normaliser of "
                                         f"{model_path!r} is missing: expected {norm_path!r}")
-            venv = VecNormalize.load(norm_path, venv.venv)
-        model = algo_cls.load(model_path, env=venv, device="cpu", tensorboard_log=tb)
-        if hasattr(model, "replay_buffer"):  # off-policy (SAC): continue with its buffer
-            if buffer_path is not None and os.path.isfile(buffer_path):
-                model.load_replay_buffer(buffer_path)
-                print(f"Loaded the replay buffer {buffer_path} ({model.replay_buffer.size()} "
-                      f"transitions)")
-            else:
-                warnings.warn(f"--resume: no replay buffer at {buffer_path!r}; {cfg['algo']} "
-                              f"continues with an empty one", stacklevel=2)
-        venv.seed(cfg["seed"] + RESUME_SEED_OFFSET + model.num_timesteps)
+            model_files.apply_normalizer(venv, model_files.load_normalizer(norm_path), norm_path)
+        model_files.restore_parameters(model, resumed)
+        if getattr(model, "replay_buffer", None) is not None:  # off-policy (SAC)
+            _restore_replay_buffer(model, cfg, buffer_path)
+        venv.seed(training_seeds(cfg, model.num_timesteps).start)
         print(f"Resuming from {model_path} at {model.num_timesteps} timesteps")
+        return model, venv, base
+    except BaseException:
+        venv.close()
+        raise
+
+
+def _restore_replay_buffer(model, cfg: dict, buffer_path: str | None) -> None:
+    """Fill a resumed off-policy model's replay buffer from its NPZ, or warn and go on empty."""
+    if buffer_path is not None and os.path.isfile(buffer_path):
+        try:
+            model_files.load_replay_buffer(model.replay_buffer, buffer_path)
+        except ValueError as exc:
+            warnings.warn(f"--resume: {exc}; {cfg['algo']} continues with an empty replay "
+                          f"buffer", stacklevel=3)
+            return
+        print(f"Loaded the replay buffer {buffer_path} ({model.replay_buffer.size()} "
+              f"transitions)")
+        return
+    legacy = model_files.legacy_path(buffer_path or "")
+    if buffer_path is not None and os.path.isfile(legacy):
+        warnings.warn(f"--resume: not loading the legacy replay buffer {legacy!r}: it is a "
+                      f"pickle, and loading a pickle runs any code in it; {cfg['algo']} "
+                      f"continues with an empty one", stacklevel=3)
     else:
-        model = algo_cls("MlpPolicy", venv, seed=cfg["seed"], device="cpu", tensorboard_log=tb,
-                         policy_kwargs=policy_kwargs_from_config(cfg["policy_kwargs"]),
-                         verbose=0, **cfg["hyperparams"])
+        warnings.warn(f"--resume: no replay buffer at {buffer_path!r}; {cfg['algo']} "
+                      f"continues with an empty one", stacklevel=3)
+
+
+def train(cfg: dict, run_dir: str, resume: tuple[str, ...] | None = None,
+          progress_bar: bool = True, built: tuple | None = None) -> dict:
+    """Train per ``cfg`` into ``run_dir``; returns the training statistics.
+
+    On SIGINT or SIGTERM, training stops at the next step, a checkpoint (with normaliser and
+    replay buffer) is saved and :class:`TrainingInterrupted` is raised.
+
+    Args:
+        cfg: The resolved training config.
+        run_dir: The run folder.
+        resume: ``(model zip, vecnormalize npz, replay buffer npz)`` to continue from (see
+            :func:`find_checkpoint`); the replay buffer is optional.
+        progress_bar: Show SB3's progress bar.
+        built: ``(model, venv, base)`` already built from ``cfg`` and ``resume``
+            (:func:`run_experiment` builds them before it writes the run folder).
+
+    Raises:
+        ValueError: If the env copies would use evaluation seeds, or the algorithm rejects the
+            config, or the checkpoint does not fit it.
+        FileNotFoundError: On resume, if ``cfg`` normalises and the normaliser is missing.
+        TrainingInterrupted: On SIGINT or SIGTERM, after saving the checkpoint.
+    """
+    if built is None:
+        check_training_seeds(cfg)
+        built = _build(cfg, run_dir, resume)
+    model, venv, base = built
     remaining = cfg["n_timesteps"] - model.num_timesteps
-    ckpt = CheckpointCallback(save_freq=max(cfg["checkpoint_freq"] // venv.num_envs, 1),
-                              save_path=os.path.join(run_dir, CHECKPOINT_DIR),
-                              name_prefix=CHECKPOINT_PREFIX, save_vecnormalize=True,
-                              save_replay_buffer=True)
     start_steps = model.num_timesteps
+    stopper = _StopOnSignal()
     t0 = time.perf_counter()
-    if remaining > 0:
-        model.learn(total_timesteps=remaining, callback=ckpt, progress_bar=progress_bar,
-                    reset_num_timesteps=resume is None, tb_log_name=cfg["algo"])
-    wall = time.perf_counter() - t0
-    model.save(os.path.join(run_dir, MODEL_FILE))
-    if getattr(model, "replay_buffer", None) is not None:
-        model.save_replay_buffer(os.path.join(run_dir, REPLAY_BUFFER_FILE))
-    if isinstance(venv, VecNormalize):
-        venv.save(os.path.join(run_dir, VECNORMALIZE_FILE))
+    try:
+        if remaining > 0:
+            with stopper:
+                model.learn(total_timesteps=remaining,
+                            callback=[_checkpoint_callback(cfg, run_dir, venv),
+                                      stopper.callback()],
+                            progress_bar=progress_bar, reset_num_timesteps=resume is None,
+                            tb_log_name=cfg["algo"])
+        wall = time.perf_counter() - t0
+        if stopper.signum is not None:
+            path = save_checkpoint(model, venv, run_dir)
+            raise TrainingInterrupted(stopper.signum, run_dir, path)
+        norm_path, buffer_path = model_siblings(os.path.join(run_dir, MODEL_FILE))
+        _save_siblings(model, venv, norm_path, buffer_path)
+        model_files.save_model(model, os.path.join(run_dir, MODEL_FILE))
+    finally:
+        venv.close()
     done = model.num_timesteps - start_steps
-    stats = {
+    return {
         "timesteps": int(model.num_timesteps),
         "timesteps_this_run": int(done),
         "wall_seconds": round(wall, 2),
@@ -168,8 +407,6 @@ def train(cfg: dict, run_dir: str, resume: tuple[str, ...] | None = None,
         "env_only_samples_per_second": round(base.entry_steps / base.step_seconds, 1)
         if base.step_seconds > 0 else None,
     }
-    venv.close()
-    return stats
 
 
 def print_throughput(stats: dict) -> None:
@@ -192,7 +429,7 @@ def ship(run_dir: str, name: str, trained_dir: str | None = None) -> str:
 
     The files go to a temporary folder next to the destination, which then takes the
     destination's place, so nothing of an earlier shipment survives (an old
-    ``vecnormalize.pkl`` next to a model trained without normalisation would be loaded with it).
+    ``vecnormalize.npz`` next to a model trained without normalisation would be loaded with it).
 
     Args:
         run_dir: The run folder.
@@ -203,10 +440,15 @@ def ship(run_dir: str, name: str, trained_dir: str | None = None) -> str:
 
     Returns:
         The destination folder.
+
+    Raises:
+        ValueError: If ``name`` is not a bare folder name (:func:`check_ship_name`): it comes
+            from the run's ``name.txt`` and must not lead outside ``trained_dir``.
     """
     import shutil  # noqa: PLC0415
     import tempfile  # noqa: PLC0415
 
+    check_ship_name(name)
     if trained_dir is None:
         from orca_env.policies import TRAINED_DIR  # noqa: PLC0415
 
@@ -244,12 +486,17 @@ def run_experiment(config: str | os.PathLike | None = None, *, run_dir: str | No
                    ship_result: bool = False) -> dict:
     """Train (or resume), evaluate and optionally ship one run.
 
+    Everything that can reject the run (the config, the env, the algorithm's arguments, the
+    seeds, the ship name, the checkpoint to resume) is checked before the run folder is created
+    or changed.
+
     Args:
         config: Training YAML (default: :data:`~orca_env.training.config.DEFAULT_CONFIG`);
             ignored on resume.
         run_dir: The run folder (default: a new ``<runs_root>/<name>_s<seed>_<time>``).
         runs_root: Where new run folders go.
-        resume: A run folder to continue from its newest checkpoint, with its saved config.
+        resume: A run folder to continue from its newest sound checkpoint, with its saved
+            config.
         n_timesteps: Overrides ``n_timesteps`` (also on resume: the new budget).
         n_envs: Overrides ``n_envs``.
         seed: Overrides ``seed``.
@@ -263,31 +510,42 @@ def run_experiment(config: str | os.PathLike | None = None, *, run_dir: str | No
         ``{"run_dir", "stats" (training statistics), "results" (comparison reports or None)}``.
 
     Raises:
-        NoCheckpointError: If ``resume`` holds neither a checkpoint nor a model.
+        ImportError: If stable-baselines3 or torch is missing (the message names the extra).
+        NoCheckpointError: If ``resume`` holds no usable checkpoint or model.
+        ValueError: On a config, seed or ship name that training refuses.
+        TrainingInterrupted: On SIGINT or SIGTERM, after saving a checkpoint.
     """
+    model_files.require_train_extra("training")
     resume_from = None
     if resume:
         run_dir = resume
         cfg = load_train_config(os.path.join(run_dir, CONFIG_FILE), n_timesteps=n_timesteps)
-        resume_from = latest_checkpoint(run_dir)
-        if resume_from is None:
-            raise NoCheckpointError(f"--resume: no checkpoint or model in {run_dir!r}")
         config_name = run_name(run_dir)
     else:
         cfg_path = config or DEFAULT_CONFIG
         cfg = load_train_config(cfg_path, n_timesteps=n_timesteps, n_envs=n_envs, seed=seed)
-        run_dir = run_dir or new_run_dir(cfg, cfg_path, runs_root)
         config_name = os.path.splitext(os.path.basename(cfg_path))[0]
     if eval_episodes is not None:
         cfg["eval"]["n_episodes"] = eval_episodes
-    write_run_info(run_dir, cfg, config_name)
+    if ship_result:
+        check_ship_name(config_name)  # before hours of training, not after
+    check_training_seeds(cfg)
+    if resume:
+        resume_from, _ = find_checkpoint(run_dir, cfg)
+    else:
+        run_dir = run_dir or new_run_dir(cfg, cfg_path, runs_root)
+    built = _build(cfg, run_dir, resume_from)
+    try:
+        write_run_info(run_dir, cfg, config_name)
+    except BaseException:
+        built[1].close()
+        raise
     print(f"Run folder: {run_dir}")
 
     t_all = time.perf_counter()
-    stats = train(cfg, run_dir, resume=resume_from, progress_bar=progress_bar)
+    stats = train(cfg, run_dir, resume=resume_from, progress_bar=progress_bar, built=built)
     stats["algo"] = cfg["algo"]
-    with open(os.path.join(run_dir, TRAIN_STATS_FILE), "w", encoding="utf-8") as fh:
-        json.dump(stats, fh, indent=1)
+    atomic_write_text(os.path.join(run_dir, TRAIN_STATS_FILE), json.dumps(stats, indent=1))
     results = None
     if evaluate:
         results = compare(cfg, run_dir, video=video)
@@ -296,3 +554,9 @@ def run_experiment(config: str | os.PathLike | None = None, *, run_dir: str | No
     print_throughput(stats)
     print(f"Total wall time {time.perf_counter() - t_all:.0f} s; run folder {run_dir}")
     return {"run_dir": run_dir, "stats": stats, "results": results}
+
+
+def resume_command(prog: str, run_dir: str) -> str:
+    """The command that continues a run: ``python train.py --resume <run_dir>``."""
+    cmd = f"python {prog}" if prog.endswith(".py") else prog
+    return f"{cmd} --resume {shlex.quote(run_dir)}"

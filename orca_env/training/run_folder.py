@@ -3,26 +3,31 @@
 Training writes everything of a run into one folder (the names are the constants below)::
 
     runs/<config>_s<seed>_<time>/
-        config.yaml        resolved config (the defaults filled in; what --resume reads)
+        config.yaml        resolved config (the defaults filled in; what --resume and the
+                           loader of trained models rebuild the network from)
         command.txt        the command line (one line per invocation)
         git.txt            commit and whether the tree was dirty
         name.txt           the config's name (what --resume and --ship call the run)
         model.zip          the final model (load with orca_env.policies.sb3.load(run_folder))
-        vecnormalize.pkl   observation normaliser statistics (when normalize is on)
-        replay_buffer.pkl  SAC's replay buffer (what --resume continues from)
-        checkpoints/       rl_model_<n>_steps.zip (+ rl_model_vecnormalize_<n>_steps.pkl and
-                           rl_model_replay_buffer_<n>_steps.pkl, SB3's CheckpointCallback names)
+        vecnormalize.npz   observation normaliser statistics (when normalize is on)
+        replay_buffer.npz  SAC's replay buffer (what --resume continues from)
+        checkpoints/       rl_model_<n>_steps.zip (+ rl_model_vecnormalize_<n>_steps.npz and
+                           rl_model_replay_buffer_<n>_steps.npz, SB3's CheckpointCallback names
+                           with NPZ instead of pickle)
         tb/                TensorBoard logs (when tensorboard is installed)
         train_stats.json   timesteps, wall time, throughput
         eval/              comparison.txt, comparison.json; per policy (trained_safety, orca,
                            trained_no_safety) the suite's metrics.json, episodes.csv;
                            trained_safety/logs/episode_10000.npz and videos/episode_10000.mp4
 
-A model's normaliser and replay buffer are its siblings: ``vecnormalize.pkl`` and
-``replay_buffer.pkl`` beside ``model.zip``, ``<prefix>_vecnormalize_<n>_steps.pkl`` and
-``<prefix>_replay_buffer_<n>_steps.pkl`` beside a checkpoint ``<prefix>_<n>_steps.zip``
-(:func:`model_siblings`). Training (:mod:`orca_env.training.experiment`) and the loader of
-trained models (:mod:`orca_env.policies.sb3`) both go through this module.
+A model's normaliser and replay buffer are its siblings: ``vecnormalize.npz`` and
+``replay_buffer.npz`` beside ``model.zip``, ``<prefix>_vecnormalize_<n>_steps.npz`` and
+``<prefix>_replay_buffer_<n>_steps.npz`` beside a checkpoint ``<prefix>_<n>_steps.zip``
+(:func:`model_siblings`). Nothing of a run folder is a pickle: runs written before that have
+``.pkl`` siblings, which loaders refuse (:mod:`orca_env.training.model_files`). Every file is
+written to a temporary name and renamed (:mod:`orca_env.files`). Training
+(:mod:`orca_env.training.experiment`) and the loader of trained models
+(:mod:`orca_env.policies.sb3`) both go through this module.
 """
 
 from __future__ import annotations
@@ -37,22 +42,24 @@ import time
 
 import yaml
 
+from orca_env.files import atomic_write_text
+
 from .config import REPO_ROOT
 
 __all__ = ["MODEL_FILE", "CONFIG_FILE", "NAME_FILE", "COMMAND_FILE", "GIT_FILE",
            "VECNORMALIZE_FILE", "REPLAY_BUFFER_FILE", "TRAIN_STATS_FILE", "CHECKPOINT_DIR",
            "CHECKPOINT_PREFIX", "TB_DIR", "EVAL_DIR", "COMPARISON_TXT", "COMPARISON_JSON",
-           "RUN_NAME", "CHECKPOINT_ZIP", "git_info", "new_run_dir", "run_name",
-           "write_run_info", "checkpoint_steps", "model_siblings", "latest_checkpoint",
-           "resolve_model"]
+           "RUN_NAME", "CHECKPOINT_ZIP", "SHIP_NAME", "git_info", "new_run_dir", "run_name",
+           "check_ship_name", "write_run_info", "checkpoint_steps", "model_siblings",
+           "checkpoint_candidates", "latest_checkpoint", "resolve_model"]
 
 MODEL_FILE = "model.zip"
 CONFIG_FILE = "config.yaml"
 NAME_FILE = "name.txt"
 COMMAND_FILE = "command.txt"
 GIT_FILE = "git.txt"
-VECNORMALIZE_FILE = "vecnormalize.pkl"
-REPLAY_BUFFER_FILE = "replay_buffer.pkl"
+VECNORMALIZE_FILE = "vecnormalize.npz"
+REPLAY_BUFFER_FILE = "replay_buffer.npz"
 TRAIN_STATS_FILE = "train_stats.json"
 CHECKPOINT_DIR = "checkpoints"
 #: SB3 ``CheckpointCallback``'s ``name_prefix`` (its default, passed explicitly).
@@ -65,6 +72,8 @@ COMPARISON_JSON = "comparison.json"
 RUN_NAME = re.compile(r"^(?P<name>.+)_s-?\d+_\d{8}-\d{6}(?:-\d+)?$")
 #: A checkpoint's file name, as SB3's ``CheckpointCallback`` writes it.
 CHECKPOINT_ZIP = re.compile(r"^(?P<prefix>.*)_(?P<steps>\d+)_steps\.zip$")
+#: A shipped policy's name: one folder under ``trained/``, never a path (``..``, ``/``).
+SHIP_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9_.-]*$")
 
 
 def git_info() -> dict:
@@ -115,22 +124,42 @@ def run_name(run_dir: str) -> str:
     return m.group("name") if m else base
 
 
+def check_ship_name(name: str) -> str:
+    """``name`` if it can name a shipped policy's folder, else a ``ValueError``.
+
+    A name comes from a run folder's ``name.txt``, which anyone holding the folder can edit; a
+    path there (``/../../tmp/x``) would make ``--ship`` write outside ``trained/``.
+
+    Raises:
+        ValueError: Unless ``name`` is letters, digits, ``_``, ``-`` and ``.``, not starting
+            with a dot.
+    """
+    if not isinstance(name, str) or not SHIP_NAME.match(name):
+        raise ValueError(f"run name {name!r} cannot name a shipped policy: use letters, digits, "
+                         f"'_', '-' and '.' only, not starting with a dot (check {NAME_FILE})")
+    return name
+
+
 def write_run_info(run_dir: str, cfg: dict, config_name: str) -> None:
     """Create ``run_dir`` and write its name, resolved config, command line and git state.
 
     ``command.txt`` gets one more line per invocation (a resumed run keeps its history); the
-    other files are rewritten.
+    other files are rewritten. Each file is replaced atomically.
     """
     os.makedirs(run_dir, exist_ok=True)
-    with open(os.path.join(run_dir, NAME_FILE), "w", encoding="utf-8") as fh:
-        fh.write(config_name + "\n")
-    with open(os.path.join(run_dir, CONFIG_FILE), "w", encoding="utf-8") as fh:
-        yaml.safe_dump(cfg, fh, sort_keys=False)
-    with open(os.path.join(run_dir, COMMAND_FILE), "a", encoding="utf-8") as fh:
-        fh.write(shlex.join([sys.executable, *sys.argv]) + "\n")
-    with open(os.path.join(run_dir, GIT_FILE), "w", encoding="utf-8") as fh:
-        gi = git_info()
-        fh.write(f"commit: {gi['commit']}\ndirty: {str(gi['dirty']).lower()}\n")
+    atomic_write_text(os.path.join(run_dir, NAME_FILE), config_name + "\n")
+    atomic_write_text(os.path.join(run_dir, CONFIG_FILE), yaml.safe_dump(cfg, sort_keys=False))
+    command = os.path.join(run_dir, COMMAND_FILE)
+    history = ""
+    if os.path.isfile(command):
+        with open(command, encoding="utf-8") as fh:
+            history = fh.read()
+        if history and not history.endswith("\n"):
+            history += "\n"
+    atomic_write_text(command, history + shlex.join([sys.executable, *sys.argv]) + "\n")
+    gi = git_info()
+    atomic_write_text(os.path.join(run_dir, GIT_FILE),
+                      f"commit: {gi['commit']}\ndirty: {str(gi['dirty']).lower()}\n")
 
 
 def checkpoint_steps(model_path: str) -> int | None:
@@ -140,7 +169,7 @@ def checkpoint_steps(model_path: str) -> int | None:
 
 
 def model_siblings(model_path: str) -> tuple[str, str]:
-    """``(vecnormalize pkl, replay buffer pkl)`` that belong to a model ``.zip``.
+    """``(vecnormalize npz, replay buffer npz)`` that belong to a model ``.zip``.
 
     They are where training writes them; they may not exist.
     """
@@ -148,33 +177,47 @@ def model_siblings(model_path: str) -> tuple[str, str]:
     m = CHECKPOINT_ZIP.match(os.path.basename(model_path))
     if m:
         prefix, n = m.group("prefix"), m.group("steps")
-        return (os.path.join(here, f"{prefix}_vecnormalize_{n}_steps.pkl"),
-                os.path.join(here, f"{prefix}_replay_buffer_{n}_steps.pkl"))
+        return (os.path.join(here, f"{prefix}_vecnormalize_{n}_steps.npz"),
+                os.path.join(here, f"{prefix}_replay_buffer_{n}_steps.npz"))
     return os.path.join(here, VECNORMALIZE_FILE), os.path.join(here, REPLAY_BUFFER_FILE)
+
+
+def checkpoint_candidates(run_dir: str) -> list[tuple[str, str, str]]:
+    """Every model of a run to resume from, newest first.
+
+    Checkpoints by step count, newest first; the final ``model.zip`` goes before the first
+    checkpoint older than it (a run resumed from an early checkpoint writes a final model newer
+    than its later ones).
+
+    Returns:
+        ``(model zip, vecnormalize npz, replay buffer npz)`` per model; the siblings are where
+        they belong to that model and may not exist.
+    """
+    ckpts = glob.glob(os.path.join(run_dir, CHECKPOINT_DIR, f"{CHECKPOINT_PREFIX}_*_steps.zip"))
+    steps = {checkpoint_steps(c): c for c in ckpts}
+    steps.pop(None, None)  # a stray file the glob matched without a step count
+    order = [steps[n] for n in sorted(steps, reverse=True)]
+    final = os.path.join(run_dir, MODEL_FILE)
+    if os.path.isfile(final):
+        t = os.path.getmtime(final)
+        i = next((i for i, c in enumerate(order) if t > os.path.getmtime(c)), len(order))
+        order.insert(i, final)
+    return [(m, *model_siblings(m)) for m in order]
 
 
 def latest_checkpoint(run_dir: str) -> tuple[str, str, str] | None:
     """The newest checkpoint (or the final model, if newer) of a run, or ``None``.
 
     Returns:
-        ``(model zip, vecnormalize pkl, replay buffer pkl)``: the two ``.pkl`` are where they
+        ``(model zip, vecnormalize npz, replay buffer npz)``: the two ``.npz`` are where they
         belong to that model; they may not exist (the caller decides whether they must).
     """
-    final = os.path.join(run_dir, MODEL_FILE)
-    ckpts = glob.glob(os.path.join(run_dir, CHECKPOINT_DIR, f"{CHECKPOINT_PREFIX}_*_steps.zip"))
-    steps = {checkpoint_steps(c): c for c in ckpts}
-    steps.pop(None, None)  # a stray file the glob matched without a step count
-    if steps:
-        newest = steps[max(steps)]
-        if not (os.path.isfile(final) and os.path.getmtime(final) > os.path.getmtime(newest)):
-            return (newest, *model_siblings(newest))
-    if os.path.isfile(final):
-        return (final, *model_siblings(final))
-    return None
+    found = checkpoint_candidates(run_dir)
+    return found[0] if found else None
 
 
 def resolve_model(path: str | os.PathLike) -> tuple[str, str | None, str]:
-    """``(model zip, config yaml or None, expected vecnormalize pkl)`` of a run path.
+    """``(model zip, config yaml or None, expected vecnormalize npz)`` of a run path.
 
     Args:
         path: A run folder (its ``model.zip``), a model ``.zip`` (the suffix may be left out) or

@@ -71,7 +71,7 @@ def test_make_policy_names():
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory):
-    """A tiny trained run folder (model.zip, config.yaml, vecnormalize.pkl) via training."""
+    """A tiny trained run folder (model.zip, config.yaml, vecnormalize.npz) via training."""
     pytest.importorskip("stable_baselines3")
     import yaml
 
@@ -166,11 +166,11 @@ def test_sb3_loader_missing_normaliser_is_an_error(tiny_run, tmp_path, which):
     run_dir = tmp_path / "run"
     shutil.copytree(tiny_run, run_dir)
     if which == "dir":
-        path, pkl = run_dir, run_dir / "vecnormalize.pkl"
+        path, pkl = run_dir, run_dir / "vecnormalize.npz"
     else:
         path = sorted(glob.glob(str(run_dir / "checkpoints" / "*_steps.zip")))[-1]
         n = path.rsplit("_", 2)[-2]
-        pkl = run_dir / "checkpoints" / f"rl_model_vecnormalize_{n}_steps.pkl"
+        pkl = run_dir / "checkpoints" / f"rl_model_vecnormalize_{n}_steps.npz"
     assert pkl.is_file()
     pkl.unlink()
     with pytest.raises(FileNotFoundError, match=re.escape(repr(str(pkl)))):
