@@ -3,10 +3,21 @@
 pygame (``pygame-ce``) is imported inside :class:`Renderer` only, so importing this module, or
 running an env with ``render_mode=None``, never starts pygame. Headless use needs
 ``SDL_VIDEODRIVER=dummy`` only for the ``human`` mode; ``rgb_array`` draws on an off-screen
-surface and never opens a display.
+surface and never opens a display. pygame-ce, imageio and imageio-ffmpeg come with the video
+extra, ``pip install "orca-env[video]"``; without them :class:`Renderer` and
+:class:`VideoWriter` raise an ``ImportError`` that says so (:func:`require_pygame`,
+:func:`require_imageio`).
+
+A frame is the scene below a band (the HUD) that holds the title, the step and time, the agent
+counts by status and a legend of the colours and marks, so the HUD never covers the scene.
+Agents are discs filled by population (learned blue, ORCA crowd grey, non-reactive purple) with a
+ring by status (at goal green, collided red, stalled orange, timed out dark grey); agents that
+finished (at goal, stalled or timed out) and left the simulation stay as faded discs where they
+stopped; collided ones that left are red crosses. Arrows: velocity (black) and preferred
+velocity (thin, red); crosses: goals; cyan diamonds and lines: guidance waypoints.
 
 A frame is drawn from a plain dict (the *render data*), so the same code draws a live env
-(``env.render_data()`` or :func:`orca_env.episode_log.snapshot`) and a replayed episode log:
+(``env.render_data()`` or :func:`orca_env.evaluation.snapshot`) and a replayed episode log:
 
 ==================  ==========================================================  ==========
 key                 meaning                                                     required
@@ -39,6 +50,8 @@ returns the lines of the *last* step, which pair with the velocities after that 
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 import shutil
 import warnings
@@ -48,8 +61,49 @@ from typing import Any
 import numpy as np
 
 from .codes import STATUSES, Population, Status
+from .files import atomic_path
 
-__all__ = ["Renderer", "VideoWriter", "write_video", "COLORS", "fit_view", "frame_size"]
+__all__ = ["Renderer", "VideoWriter", "write_video", "COLORS", "LABELS", "fit_view",
+           "frame_size", "require_pygame", "require_imageio", "VIDEO_EXTRA", "MIN_SIZE",
+           "MAX_SIZE"]
+
+#: How to install what rendering, videos and plots need.
+VIDEO_EXTRA = 'pip install "orca-env[video]"'
+#: Bounds of a frame's long side, pixels.
+MIN_SIZE, MAX_SIZE = 240, 8192
+
+
+def require_pygame() -> Any:
+    """Import and return pygame (pygame-ce), or raise an ImportError saying what to install.
+
+    Raises:
+        ImportError: If pygame cannot be imported.
+    """
+    # pygame prints a banner on import unless told not to; it would pollute stdout.
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    try:
+        import pygame  # noqa: PLC0415  (lazy: render_mode=None never imports pygame)
+    except ImportError as exc:
+        raise ImportError(f"rendering needs pygame-ce, which is not installed ({exc}): "
+                          f"{VIDEO_EXTRA} (the package is pygame-ce, not pygame; it installs "
+                          f"the module pygame)") from exc
+    return pygame
+
+
+def require_imageio() -> Any:
+    """Import and return ``imageio.v2``, or raise an ImportError saying what to install.
+
+    imageio-ffmpeg (the mp4 encoder) is optional here: without it videos fall back to GIF.
+
+    Raises:
+        ImportError: If imageio cannot be imported.
+    """
+    try:
+        import imageio.v2 as iio  # noqa: PLC0415
+    except ImportError as exc:
+        raise ImportError(f"writing videos needs imageio (and imageio-ffmpeg for mp4), which "
+                          f"is not installed ({exc}): {VIDEO_EXTRA}") from exc
+    return iio
 
 
 #: RGB colours: populations (fill) and statuses (ring).
@@ -72,23 +126,30 @@ COLORS = {
     "selected": (255, 200, 0),
     "forbidden": (250, 200, 200),
     "inset": (255, 255, 255),
+    "band": (244, 244, 240),
 }
+#: Legend labels of populations and statuses.
+LABELS = {"learned": "learned", "orca": "ORCA crowd", "non_reactive": "non-reactive",
+          "at_goal": "at goal", "collided": "collided", "deadlocked": "stalled",
+          "timed_out": "timed out"}
 _POP_NAMES = tuple(p.name.lower() for p in Population)
+#: Statuses after which an agent that left the simulation is drawn faded where it stopped.
+_FINISHED = (Status.AT_GOAL, Status.DEADLOCKED, Status.TIMED_OUT)
 
 
-def frame_size(bounds: tuple[float, float, float, float], size: int) -> tuple[int, int]:
-    """``(width, height)`` in pixels for world ``bounds``: the long side is ``size``.
+def frame_size(bounds: tuple[float, float, float, float], size: int,
+               band: int = 0) -> tuple[int, int]:
+    """``(width, height)`` in pixels for world ``bounds`` below a ``band`` pixels high.
 
-    Both sides are multiples of 16 (what H.264 encoders want) and at least 240.
+    The scene is as large as fits in a ``size`` x ``size`` square with the band on top: the
+    long side of the frame is ``size``. Both sides are multiples of 16 (what H.264 encoders
+    want) and at least 240.
     """
     x0, y0, x1, y1 = bounds
     w, h = max(x1 - x0, 1e-9), max(y1 - y0, 1e-9)
-    if w >= h:
-        width, height = size, size * h / w
-    else:
-        width, height = size * w / h, size
+    s = min(size / w, max(size - band, 1) / h)
     rnd = lambda v: max(240, int(round(v / 16.0)) * 16)  # noqa: E731
-    return rnd(width), rnd(height)
+    return rnd(s * w), rnd(s * h + band)
 
 
 def fit_view(data: Mapping[str, Any], margin: float = 0.05) -> tuple[float, float, float, float]:
@@ -126,17 +187,24 @@ def fit_view(data: Mapping[str, Any], margin: float = 0.05) -> tuple[float, floa
 class Renderer:
     """Draws render-data dicts with pygame, in a window or into ``(H, W, 3)`` uint8 frames.
 
+    The frame is a band on top (title, step and time, counts by status, legend and scale bar)
+    over the scene; see the module docstring for the colours and marks.
+
     Args:
         render_mode: ``"human"`` (a window, paced at ``fps``) or ``"rgb_array"`` (``draw``
             returns the frame).
         fps: Frames per second of the ``human`` window (the env's ``metadata["render_fps"]``).
-        size: Pixels of the long side of the frame; the short side follows the scene's aspect
-            ratio. Larger: sharper but slower to draw and encode.
+        size: Pixels of the long side of the frame, an integer in 240 .. 8192; the short side
+            follows the scene's aspect ratio. Larger: sharper but slower to draw and encode.
         trail_length: Past positions drawn as a trail behind each agent (0: no trails).
         arrow_seconds: Velocity arrows show the displacement over this many seconds.
         debug_agent: Slot whose ORCA half-planes are drawn in an inset (``None``: no inset);
             the frame's ``selected`` key overrides it.
         bounds: Fixed world bounds ``(x0, y0, x1, y1)``; ``None`` fits the first frame.
+
+    Raises:
+        ValueError: On a bad ``render_mode`` or ``size``.
+        ImportError: If pygame (pygame-ce, the video extra) is not installed.
     """
 
     def __init__(self, render_mode: str = "rgb_array", fps: float = 4, *, size: int = 720,
@@ -145,8 +213,12 @@ class Renderer:
                  bounds: tuple[float, float, float, float] | None = None) -> None:
         if render_mode not in ("human", "rgb_array"):
             raise ValueError(f"render_mode must be 'human' or 'rgb_array', got {render_mode!r}")
-        if not size >= 240:
-            raise ValueError(f"size must be >= 240 pixels, got {size!r}")
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) \
+                or not MIN_SIZE <= size <= MAX_SIZE:
+            raise ValueError(f"size must be an integer number of pixels in {MIN_SIZE} .. "
+                             f"{MAX_SIZE}, got {size!r}")
+        # Fail here, with what to install, rather than at the first frame.
+        require_pygame()
         self.render_mode = render_mode
         self.fps = fps
         self.size = int(size)
@@ -168,14 +240,11 @@ class Renderer:
 
     # -- setup -----------------------------------------------------------------------------
     def _start(self, data: Mapping[str, Any]) -> None:
-        # pygame prints a banner on import unless told not to; it would pollute stdout.
-        os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-        import pygame  # noqa: PLC0415  (lazy: render_mode=None never imports pygame)
-
+        pygame = require_pygame()
         self._pg = pygame
         pygame.font.init()
-        self._font = pygame.font.Font(None, max(14, self.size // 40))
-        self._small = pygame.font.Font(None, max(12, self.size // 55))
+        self._font = pygame.font.Font(None, max(15, self.size // 32))
+        self._small = pygame.font.Font(None, max(14, self.size // 40))
         if self.render_mode == "human":
             pygame.display.init()
             pygame.display.set_caption("orca-env")
@@ -183,20 +252,143 @@ class Renderer:
         self._layout(data)
 
     def _layout(self, data: Mapping[str, Any]) -> None:
-        """Fit the view to the scene (unless bounds were given) and size the frame."""
+        """Fit the view to the scene (unless bounds were given), lay out the band, size the frame.
+
+        The band's height depends on the frame's width (the legend wraps) and the width on the
+        band's height (the scene fits below it): a few rounds settle both.
+        """
         pygame = self._pg
         if self.bounds is None:
             self.bounds = fit_view(data)
-        self.width, self.height = frame_size(self.bounds, self.size)
         x0, y0, x1, y1 = self.bounds
-        self._scale = min(self.width / (x1 - x0), self.height / (y1 - y0))
-        # Centre the scene in the frame.
+        self._scale = min(self.size / max(x1 - x0, 1e-9), self.size / max(y1 - y0, 1e-9))
+        band = 0
+        for _ in range(4):
+            self.width, self.height = frame_size(self.bounds, self.size, band)
+            self._scale = min(self.width / (x1 - x0), (self.height - band) / (y1 - y0))
+            rows, need = self._band_layout(data)
+            if need <= band:
+                break
+            band = need
+        self._band, self._rows = band, rows
+        self._scale = min(self.width / (x1 - x0), (self.height - band) / (y1 - y0))
+        # Centre the scene in the frame below the band.
         self._ox = 0.5 * (self.width - self._scale * (x1 - x0)) - self._scale * x0
-        self._oy = 0.5 * (self.height - self._scale * (y1 - y0)) + self._scale * y1
+        self._oy = band + 0.5 * (self.height - band - self._scale * (y1 - y0)) \
+            + self._scale * y1
         if self.render_mode == "human":
             self._screen = pygame.display.set_mode((self.width, self.height))
         self._surface = pygame.Surface((self.width, self.height))
         self._static = None
+
+    def _band_layout(self, data: Mapping[str, Any]) -> tuple[list, int]:
+        """The band's items placed in rows for the current width, and the band's height.
+
+        Returns:
+            ``[(y, [(x, item), ...]), ...]`` and the height in pixels. An item is
+            ``(kind, arg, text, width)``; the width of a count is measured at its largest value,
+            so the layout does not change while the counts do.
+        """
+        pops = np.asarray(data["populations"], dtype=np.int64)
+        learned = pops == Population.LEARNED
+        n_l, n_c = int(learned.sum()), int((~learned).sum())
+        big = "8" * max(1, len(str(max(n_l, n_c))))  # the widest digits
+        head = [("title", None, str(data.get("title") or "orca-env")),
+                ("clock", None, f"step {big}888   t 8888.88 s")]
+        tables = []
+        if n_l:
+            tables.append([("text", None, f"learned ({n_l}):")]
+                          + [("count", ("learned", code), f"{name} {big}")
+                             for code, name in self._counted(learned=True)])
+        if n_c:
+            tables.append([("text", None, f"crowd ({n_c}):")]
+                          + [("count", ("crowd", code), f"{name} {big}")
+                             for code, name in self._counted(learned=False)])
+        legend: list[tuple] = []
+        for code in sorted(set(pops.tolist())):
+            name = _POP_NAMES[code]
+            legend.append(("pop", name, LABELS[name]))
+        for st in (Status.AT_GOAL, Status.COLLIDED, Status.DEADLOCKED, Status.TIMED_OUT):
+            legend.append(("ring", STATUSES[st], LABELS[STATUSES[st]]))
+        legend.append(("faded", None, "left, finished"))
+        legend.append(("left_hit", None, "left, collided"))
+        legend.append(("arrow", "velocity", "velocity"))
+        legend.append(("arrow", "pref_velocity", "preferred velocity"))
+        legend.append(("goal", None, "goal"))
+        targets, goals = data.get("targets"), data.get("goals")
+        if targets is not None and goals is not None and \
+                (np.abs(np.asarray(targets) - np.asarray(goals)).sum(axis=1) > 1e-9).any():
+            legend.append(("waypoint", None, "waypoint"))
+        legend.append(("scale", None, ""))
+
+        pad, gap = 6, max(10, self.size // 50)
+        rows: list = []
+        y = pad
+
+        def flow(group: list, font: Any) -> None:
+            nonlocal y
+            h = font.get_height()
+            x, row = pad, []
+            for kind, arg, text in group:
+                w = self._item_width(kind, text, font, h)
+                if row and x + w > self.width - pad:
+                    rows.append((y, row))
+                    y += h + 3
+                    x, row = pad, []
+                row.append((x, (kind, arg, text, w)))
+                x += w + gap
+            rows.append((y, row))
+            y += h + 3
+
+        flow(head, self._font)
+        # The counts as a table (a column per status), when it fits; else they flow.
+        small, h = self._small, self._small.get_height()
+        width_of = {}
+        for table in tables:
+            for col, (kind, arg, text) in enumerate(table):
+                key = "label" if col == 0 else int(arg[1])
+                width_of[key] = max(width_of.get(key, 0), self._item_width(kind, text, small, h))
+        order = ["label"] + [int(code) for code, _ in self._counted(learned=True)]
+        xs, x = {}, pad
+        for key in order:
+            if key in width_of:
+                xs[key] = x
+                x += width_of[key] + gap
+        if x - gap <= self.width - pad:
+            for table in tables:
+                rows.append((y, [(xs["label" if c == 0 else int(it[1][1])], (*it, 0))
+                                 for c, it in enumerate(table)]))
+                y += h + 3
+        else:
+            for table in tables:
+                flow(table, small)
+        y += 2
+        flow(legend, small)
+        return rows, y + pad - 3
+
+    def _item_width(self, kind: str, text: str, font: Any, h: int) -> int:
+        sym = 0 if kind in ("title", "clock", "text", "count") else h + 4
+        if kind == "scale":
+            return self._scale_bar()[0] + 8 + self._small.size("100 m")[0]
+        return sym + font.size(text)[0]
+
+    @staticmethod
+    def _counted(learned: bool) -> list[tuple[int, str]]:
+        """Statuses counted in the band: (code, label)."""
+        out = [(Status.ACTIVE, "active"), (Status.AT_GOAL, "at goal")]
+        if learned:
+            out.append((Status.COLLIDED, "collided"))
+        out += [(Status.DEADLOCKED, "stalled"), (Status.TIMED_OUT, "timed out")]
+        return out
+
+    def _scale_bar(self) -> tuple[int, float]:
+        """A scale bar between 30 and 200 pixels: ``(pixels, metres)``."""
+        bar = self._scale
+        while bar < 30:
+            bar *= 10
+        while bar > 200:
+            bar /= 10
+        return int(round(bar)), bar / self._scale
 
     def new_episode(self) -> None:
         """Forget the previous episode: its static layer, trails and (unless fixed) the view.
@@ -244,6 +436,8 @@ class Renderer:
         self._update_trails(pos, active, data.get("time"))
 
         self._draw_static(surf, data)
+        # Nothing of the scene spills into the band.
+        surf.set_clip(pg.Rect(0, self._band, self.width, self.height - self._band))
         radii = np.asarray(data["radii"], dtype=np.float64)
         pops = np.asarray(data["populations"], dtype=np.int64)
         statuses = data.get("statuses")
@@ -253,6 +447,11 @@ class Renderer:
         rpx = np.maximum(radii * self._scale, 1.5)
         few = n <= 60
         live = np.flatnonzero(active)
+
+        # Agents that finished and left: faded where they stopped, under everything else.
+        for i in np.flatnonzero(~active & np.isin(statuses, _FINISHED)):
+            if np.isfinite(px[i]).all():
+                self._faded_agent(surf, px[i], rpx[i], _POP_NAMES[pops[i]], STATUSES[statuses[i]])
 
         # Trails (oldest first), goals and waypoints under the agents.
         if self._trail is not None and self._trail_len > 1:
@@ -310,9 +509,10 @@ class Renderer:
                     continue
                 _arrow(pg, surf, col, px[i], px[i] + np.array([d[0], -d[1]]), width)
 
-        self._draw_overlay(surf, data, statuses, active, pops)
         if 0 <= sel < n and active[sel] and data.get("orca_lines") is not None:
             self._draw_debug(surf, data, sel)
+        surf.set_clip(None)
+        self._draw_band(surf, data, statuses, active, pops)
 
         if self.render_mode == "human":
             self._screen.blit(surf, (0, 0))
@@ -327,6 +527,14 @@ class Renderer:
         # tobytes is row-major RGB already: several times faster than surfarray + transpose.
         raw = pg.image.tobytes(surf, "RGB")
         return np.frombuffer(raw, dtype=np.uint8).reshape(self.height, self.width, 3).copy()
+
+    def _faded_agent(self, surf: Any, p: Any, r: float, pop: str, status: str | None) -> None:
+        """An agent that left the simulation: a faded disc (and a faded status ring)."""
+        pg = self._pg
+        pg.draw.circle(surf, _mix(COLORS[pop], COLORS["background"], 0.6), p, r)
+        if status is not None:
+            pg.draw.circle(surf, _mix(COLORS[status], COLORS["background"], 0.35), p, r,
+                           max(2, int(r * 0.35)))
 
     def _update_trails(self, pos: np.ndarray, active: np.ndarray, t: Any) -> None:
         n = pos.shape[0]
@@ -344,6 +552,7 @@ class Renderer:
         self._trail_len = min(self._trail_len + 1, self.trail_length)
 
     def _draw_static(self, surf: Any, data: Mapping[str, Any]) -> None:
+        """The scene's walls and obstacles, the band and its legend (drawn once per layout)."""
         pg = self._pg
         if self._static is None:
             static = pg.Surface((self.width, self.height))
@@ -361,49 +570,79 @@ class Renderer:
                     pg.draw.polygon(static, COLORS["obstacle"], pts)
                 elif len(pts) == 2:
                     pg.draw.line(static, COLORS["obstacle"], pts[0], pts[1], 3)
-            # A 1 m scale bar, bottom left.
-            bar = self._scale
-            while bar < 30:
-                bar *= 10
-            while bar > 200:
-                bar /= 10
-            metres = bar / self._scale
-            y = self.height - 12
-            pg.draw.line(static, COLORS["text"], (10, y), (10 + bar, y), 2)
-            label = self._small.render(f"{metres:g} m", True, COLORS["text"])
-            static.blit(label, (14 + bar, y - label.get_height() // 2))
+            pg.draw.rect(static, COLORS["band"], (0, 0, self.width, self._band))
+            pg.draw.line(static, COLORS["obstacle"], (0, self._band - 1),
+                         (self.width, self._band - 1), 1)
+            for y, row in self._rows:
+                for x, (kind, arg, text, _) in row:
+                    if kind not in ("title", "clock", "text", "count"):
+                        self._legend_item(static, kind, arg, text, x, y)
+                    elif kind == "text":
+                        static.blit(self._small.render(text, True, COLORS["text"]), (x, y))
             self._static = static
         surf.blit(self._static, (0, 0))
 
-    def _draw_overlay(self, surf: Any, data: Mapping[str, Any], statuses: np.ndarray,
-                      active: np.ndarray, pops: np.ndarray) -> None:
+    def _legend_item(self, surf: Any, kind: str, arg: Any, text: str, x: int, y: int) -> None:
+        """One legend entry: a symbol as drawn in the scene, then its label."""
+        pg = self._pg
+        h = self._small.get_height()
+        c = np.array([x + h / 2, y + h / 2 - 1])
+        r = 0.4 * h
+        if kind == "pop":
+            pg.draw.circle(surf, COLORS[arg], c, r)
+        elif kind == "ring":
+            pg.draw.circle(surf, COLORS["learned"], c, r)
+            pg.draw.circle(surf, COLORS[arg], c, r, max(2, int(r * 0.45)))
+        elif kind == "faded":
+            self._faded_agent(surf, c, r, "learned", "at_goal")
+        elif kind == "left_hit":
+            _cross(pg, surf, COLORS["collided"], c, 0.7 * r)
+        elif kind == "arrow":
+            _arrow(pg, surf, COLORS[arg], c - (r + 2, -r / 2), c + (r + 2, -r / 2),
+                   2 if arg == "velocity" else 1)
+        elif kind == "goal":
+            _cross(pg, surf, COLORS["learned"], c, 0.7 * r)
+        elif kind == "waypoint":
+            pg.draw.line(surf, COLORS["waypoint"], c - (r + 2, -r / 2), c, 1)
+            _diamond(pg, surf, COLORS["waypoint"], c + (1, -1), 4)
+        elif kind == "scale":
+            bar, metres = self._scale_bar()
+            pg.draw.line(surf, COLORS["text"], (x, c[1]), (x + bar, c[1]), 2)
+            for xe in (x, x + bar):
+                pg.draw.line(surf, COLORS["text"], (xe, c[1] - 3), (xe, c[1] + 3), 1)
+            text = f"{metres:g} m"
+            surf.blit(self._small.render(text, True, COLORS["text"]), (x + bar + 6, y))
+            return
+        surf.blit(self._small.render(text, True, COLORS["text"]), (x + h + 4, y))
+
+    def _draw_band(self, surf: Any, data: Mapping[str, Any], statuses: np.ndarray,
+                   active: np.ndarray, pops: np.ndarray) -> None:
+        """The band's changing text: title, step and time, counts by status."""
         learned = pops == Population.LEARNED
-        counts = [f"active {int((active & learned).sum())}/{int(learned.sum())}"]
-        for code, name in ((Status.AT_GOAL, "at goal"), (Status.COLLIDED, "collided"),
-                           (Status.DEADLOCKED, "stalled")):
-            counts.append(f"{name} {int((learned & (statuses == code)).sum())}")
-        head = []
-        if data.get("title"):
-            head.append(str(data["title"]))
-        if data.get("step") is not None:
-            head.append(f"step {int(data['step'])}")
-        if data.get("time") is not None:
-            head.append(f"t {float(data['time']):.2f} s")
-        lines = ["   ".join(head), "learned: " + "   ".join(counts)]
-        crowd = ~learned
-        if crowd.any():
-            lines.append(f"crowd: active {int((active & crowd).sum())}/{int(crowd.sum())}   "
-                         f"at goal {int((crowd & (statuses == Status.AT_GOAL)).sum())}   "
-                         f"stalled {int((crowd & (statuses == Status.DEADLOCKED)).sum())}")
-        y = 6
-        for text in lines:
-            img = self._font.render(text, True, COLORS["text"])
-            bg = self._pg.Surface((img.get_width() + 8, img.get_height() + 2))
-            bg.fill((255, 255, 255))
-            bg.set_alpha(190)
-            surf.blit(bg, (4, y - 1))
-            surf.blit(img, (8, y))
-            y += img.get_height() + 3
+        for y, row in self._rows:
+            for x, (kind, arg, text, _) in row:
+                font = self._small
+                if kind == "title":
+                    text, font = str(data.get("title") or "orca-env"), self._font
+                elif kind == "clock":
+                    font = self._font
+                    parts = []
+                    if data.get("step") is not None:
+                        parts.append(f"step {int(data['step'])}")
+                    if data.get("time") is not None:
+                        parts.append(f"t {float(data['time']):.2f} s")
+                    text = "   ".join(parts)
+                elif kind == "count":
+                    who, code = arg
+                    mask = learned if who == "learned" else ~learned
+                    sel = mask & (statuses == code)
+                    if code == Status.ACTIVE:
+                        sel &= active  # still moving: in the simulation, no final status
+                    text = f"{text.rsplit(' ', 1)[0]} {int(sel.sum())}"
+                else:
+                    continue
+                if text:
+                    surf.blit(font.render(text, True, COLORS["text"]), (x, y))
 
     def _draw_debug(self, surf: Any, data: Mapping[str, Any], i: int) -> None:
         """Inset (bottom right): ORCA half-planes of agent ``i`` in its velocity space."""
@@ -502,32 +741,56 @@ class VideoWriter:
     first frame), the frames go to a GIF next to the requested path instead (Pillow, through
     imageio), with a warning. A path ending in ``.gif`` asks for the GIF directly.
 
+    The frames go to a temporary file in the destination's folder, renamed to :attr:`path` by
+    :meth:`close` (:func:`orca_env.files.atomic_path`): a video is complete at its name or
+    absent. :meth:`abort` (or leaving a ``with`` block by an exception) removes it.
+
     Args:
         path: Output file; ``.mp4`` is appended when there is no extension.
-        fps: Frames per second.
+        fps: Frames per second, a finite number > 0.
         quality: imageio-ffmpeg quality 0-10 (larger: bigger files).
 
     Attributes:
         path: The file actually written (``.gif`` after a fallback); known after the first
             frame.
         format: ``"mp4"`` or ``"gif"``.
+
+    Raises:
+        ValueError: On a bad ``fps``.
+        ImportError: If imageio (the video extra) is not installed.
     """
 
     def __init__(self, path: str | os.PathLike, fps: float = 4, quality: float = 7) -> None:
         path = os.fspath(path)
         if not os.path.splitext(path)[1]:
             path += ".mp4"
+        if isinstance(fps, bool) or not isinstance(fps, (int, float, np.integer, np.floating)) \
+                or not math.isfinite(fps) or fps <= 0:
+            raise ValueError(f"fps must be a finite number > 0, got {fps!r}")
+        require_imageio()
         self.path = path
         self.fps = float(fps)
         self.quality = quality
         self.format = "gif" if path.lower().endswith(".gif") else "mp4"
         self._writer = None
+        self._atomic = None
         self.frames_written = 0
+
+    def _begin(self) -> str:
+        """Start the temporary file for :attr:`path`; returns its name (same extension)."""
+        self._atomic = atomic_path(self.path, suffix=os.path.splitext(self.path)[1])
+        return self._atomic.__enter__()
+
+    def _discard(self) -> None:
+        """Remove the temporary file, if any."""
+        if self._atomic is not None:
+            atomic, self._atomic = self._atomic, None
+            with contextlib.suppress(_Discarded):
+                atomic.__exit__(_Discarded, _Discarded(), None)
 
     def _open(self, first: np.ndarray) -> None:
         """Open the writer and write the ``first`` frame (the mp4 attempt includes both)."""
-        import imageio.v2 as iio  # noqa: PLC0415
-
+        iio = require_imageio()
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
         if self.format == "mp4":
             writer = None
@@ -540,8 +803,9 @@ class VideoWriter:
                 exe = imageio_ffmpeg.get_ffmpeg_exe()
                 if not (os.path.isfile(exe) or shutil.which(exe)):
                     raise FileNotFoundError(f"no ffmpeg binary at {exe!r}")
+                tmp = self._begin()
                 # macro_block_size 16 matches frame_size(), so ffmpeg never rescales frames.
-                writer = iio.get_writer(self.path, format="FFMPEG", mode="I", fps=self.fps,
+                writer = iio.get_writer(tmp, format="FFMPEG", mode="I", fps=self.fps,
                                         codec="libx264", quality=self.quality,
                                         pixelformat="yuv420p", macro_block_size=16)
                 writer.append_data(first)
@@ -553,15 +817,19 @@ class VideoWriter:
                         writer.close()
                     except Exception:  # noqa: BLE001  (already failed; the GIF follows)
                         pass
-                if os.path.isfile(self.path):
-                    os.remove(self.path)  # a partial mp4 would look like a result
+                self._discard()  # a partial mp4 would look like a result
                 warnings.warn(f"mp4 writing failed ({exc!r}); writing a GIF instead",
                               stacklevel=3)
                 self.path = os.path.splitext(self.path)[0] + ".gif"
                 self.format = "gif"
-        self._writer = iio.get_writer(self.path, format="GIF", mode="I",
-                                      duration=1000.0 / self.fps, loop=0)
-        self._writer.append_data(first)
+        tmp = self._begin()
+        try:
+            self._writer = iio.get_writer(tmp, format="GIF", mode="I",
+                                          duration=1000.0 / self.fps, loop=0)
+            self._writer.append_data(first)
+        except BaseException:
+            self.abort()
+            raise
 
     def append(self, frame: np.ndarray) -> None:
         """Add one ``(H, W, 3)`` uint8 frame (all frames must have the same size)."""
@@ -573,17 +841,40 @@ class VideoWriter:
         self.frames_written += 1
 
     def close(self) -> str:
-        """Finish the file; returns its path."""
+        """Finish the file and rename it to :attr:`path`; returns the path."""
         if self._writer is not None:
-            self._writer.close()
+            try:
+                self._writer.close()
+            except BaseException:
+                self._writer = None
+                self._discard()
+                raise
             self._writer = None
+        if self._atomic is not None:
+            atomic, self._atomic = self._atomic, None
+            atomic.__exit__(None, None, None)
         return self.path
+
+    def abort(self) -> None:
+        """Stop writing and remove the unfinished file; nothing appears at :attr:`path`."""
+        if self._writer is not None:
+            with contextlib.suppress(Exception):
+                self._writer.close()
+            self._writer = None
+        self._discard()
 
     def __enter__(self) -> VideoWriter:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    def __exit__(self, exc_type: Any, *exc: Any) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+class _Discarded(Exception):
+    """Thrown into :func:`orca_env.files.atomic_path` to make it remove its temporary file."""
 
 
 def write_video(frames: Any, path: str | os.PathLike, fps: float = 4) -> str:

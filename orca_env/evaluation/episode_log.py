@@ -33,19 +33,46 @@ simulator. Nothing here imports pygame until something is drawn.
 from __future__ import annotations
 
 import json
+import math
 import os
+import struct
+import zipfile
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-__all__ = ["snapshot", "EpisodeRecorder", "EpisodeLog", "load_log", "replay",
-           "LOG_FORMAT"]
+from ..codes import Population, Status
+from ..files import atomic_path
+
+__all__ = ["snapshot", "EpisodeRecorder", "EpisodeLog", "load_log", "replay", "check_size",
+           "LOG_FORMAT", "MIN_SIZE", "MAX_SIZE"]
 
 #: Format tag written into every log; bumped when the layout changes.
 LOG_FORMAT = "orca-env-episode-log/1"
 _PER_STEP = ("positions", "velocities", "pref_velocities", "goals", "targets")
+#: Every array of a log file.
+_KEYS = (*_PER_STEP, "statuses", "active", "times", "selected", "orca_lines",
+         "orca_line_offsets", "meta", "radii", "populations", "max_speeds", "obstacle_points",
+         "obstacle_offsets", "boundary", "extent")
+#: Bounds of a frame's long side, pixels (the renderer's limits).
+MIN_SIZE, MAX_SIZE = 240, 8192
+
+
+class _LogError(Exception):
+    """What is wrong with a log file (wrapped into a ValueError naming the file)."""
+
+
+def _positive_number(x: Any) -> bool:
+    return (isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
+            and math.isfinite(x) and x > 0)
+
+
+def _check_offsets(key: str, off: np.ndarray, total: int) -> None:
+    if off.ndim != 1 or off[0] != 0 or off[-1] != total or (np.diff(off) < 0).any():
+        raise _LogError(f"{key!r} must rise from 0 to {total}, got {off.tolist()[:8]}...")
 
 
 def snapshot(env: Any, step: int | None = None, debug_agent: int | None = None,
@@ -197,7 +224,11 @@ class EpisodeLog:
             yield self.frame_data(t)
 
     def save(self, path: str | os.PathLike) -> str:
-        """Write a compressed ``.npz``; returns the path written."""
+        """Write a compressed ``.npz`` atomically (a temporary name, then a rename).
+
+        Returns:
+            The path written (``.npz`` is appended when missing).
+        """
         path = os.fspath(path)
         if not path.endswith(".npz"):
             path += ".npz"
@@ -214,34 +245,136 @@ class EpisodeLog:
             boundary=(np.zeros((0, 2)) if s["boundary"] is None else s["boundary"]),
             extent=np.array(s["extent"]),
         )
-        np.savez_compressed(path, **out)
+        # The temporary name ends in .npz, so np.savez writes to it as given.
+        with atomic_path(path, suffix=".npz") as tmp:
+            np.savez_compressed(tmp, **out)
         return path
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> EpisodeLog:
-        """Read a log written by :meth:`save` (no pickles are loaded)."""
-        with np.load(os.fspath(path), allow_pickle=False) as z:
-            meta = json.loads(str(z["meta"]))
-            if meta.get("format") != LOG_FORMAT:
-                raise ValueError(f"{os.fspath(path)!r} is not an episode log of format "
-                                 f"{LOG_FORMAT!r} (found {meta.get('format')!r})")
-            pts, off = z["obstacle_points"], z["obstacle_offsets"]
-            boundary = z["boundary"]
-            static = {
-                "radii": z["radii"], "populations": z["populations"],
-                "max_speeds": z["max_speeds"],
-                "obstacles": [pts[off[k]:off[k + 1]] for k in range(off.size - 1)],
-                "boundary": boundary if boundary.size else None,
-                "extent": float(z["extent"]),
-            }
-            keys = (*_PER_STEP, "statuses", "active", "times", "selected", "orca_lines",
-                    "orca_line_offsets")
-            arrays = {k: z[k] for k in keys}
-        return cls(meta=meta, static=static, arrays=arrays)
+        """Read a log written by :meth:`save`; no pickles are loaded (``allow_pickle=False``).
+
+        Everything is read and checked here (arrays, shapes, codes, metadata), so a log that
+        loads also replays.
+
+        Raises:
+            FileNotFoundError: If ``path`` does not exist.
+            ValueError: If ``path`` is not a readable episode log: not a zip file, truncated,
+                corrupted (a CRC or decompression error), an array missing or of the wrong
+                shape, codes out of range, or metadata that is not the expected JSON object.
+                The message names the file and what is wrong.
+        """
+        name = os.fspath(path)
+        if not os.path.exists(name):
+            raise FileNotFoundError(f"episode log {name!r} does not exist")
+        if os.path.isdir(name):
+            raise ValueError(f"episode log {name!r} is a folder, not an .npz file")
+        try:
+            with np.load(name, allow_pickle=False) as z:
+                if not hasattr(z, "files"):  # a bare .npy: np.load returns the array
+                    raise _LogError("it is a single .npy array, not an .npz archive")
+                missing = [k for k in _KEYS if k not in z.files]
+                if missing:
+                    raise _LogError(f"array {missing[0]!r} is missing (an episode log has "
+                                    f"{', '.join(_KEYS)})")
+                raw = {k: z[k] for k in _KEYS}  # reads, CRC-checks and decompresses all
+        except _LogError as exc:
+            raise ValueError(f"episode log {name!r} is unreadable: {exc}") from None
+        except (zipfile.BadZipFile, EOFError, KeyError, struct.error, zlib.error, ValueError,
+                OSError, TypeError, IndexError) as exc:
+            # Truncated, bit-flipped or foreign files end up in any of these, deep in numpy.
+            raise ValueError(f"episode log {name!r} is unreadable: not a valid .npz file, or "
+                             f"truncated or corrupted ({type(exc).__name__}: {exc})") from None
+        try:
+            return cls._from_arrays(raw)
+        except _LogError as exc:
+            raise ValueError(f"episode log {name!r} is invalid: {exc}") from None
+
+    @classmethod
+    def _from_arrays(cls, z: dict) -> EpisodeLog:
+        """Build and check a log from the arrays of its file; raises ``_LogError``."""
+        meta_arr = z["meta"]
+        if meta_arr.shape != () or meta_arr.dtype.kind != "U":
+            raise _LogError(f"'meta' must be a JSON string, got a {meta_arr.dtype} array of "
+                            f"shape {meta_arr.shape}")
+        try:
+            meta = json.loads(str(meta_arr))
+        except ValueError as exc:
+            raise _LogError(f"'meta' is not valid JSON ({exc})") from None
+        if not isinstance(meta, dict):
+            raise _LogError(f"'meta' must be a JSON object, got {type(meta).__name__}")
+        if meta.get("format") != LOG_FORMAT:
+            raise _LogError(f"not an episode log of format {LOG_FORMAT!r} (found "
+                            f"{meta.get('format')!r})")
+        for key, kinds in (("seed", (int, type(None))), ("policy", (str,)),
+                           ("title", (str, type(None))), ("config", (dict, type(None)))):
+            if key in meta and (isinstance(meta[key], bool) or not isinstance(meta[key], kinds)):
+                raise _LogError(f"meta {key!r} has the wrong type: {meta[key]!r}")
+        fps = meta.get("render_fps")
+        if fps is not None and not _positive_number(fps):
+            raise _LogError(f"meta 'render_fps' must be a finite number > 0, got {fps!r}")
+
+        pos = z["positions"]
+        if pos.ndim != 3 or pos.shape[0] < 1 or pos.shape[2] != 2:
+            raise _LogError(f"'positions' must have shape (T+1, n, 2), got {pos.shape}")
+        t1, n = pos.shape[0], pos.shape[1]
+        expect = {k: (t1, n, 2) for k in _PER_STEP}
+        expect.update(statuses=(t1, n), active=(t1, n), times=(t1,), selected=(t1,),
+                      orca_line_offsets=(t1 + 1,), radii=(n,), populations=(n,))
+        for key, shape in expect.items():
+            if z[key].shape != shape:
+                raise _LogError(f"{key!r} has shape {z[key].shape}, expected {shape} for "
+                                f"{t1} states of {n} agents")
+        for key in (*_PER_STEP, "times", "radii", "max_speeds", "obstacle_points", "boundary",
+                    "extent", "orca_lines"):
+            if z[key].dtype.kind not in "fiu":
+                raise _LogError(f"{key!r} must be numeric, got dtype {z[key].dtype}")
+        for key in ("statuses", "populations", "selected", "orca_line_offsets",
+                    "obstacle_offsets"):
+            if z[key].dtype.kind not in "iu":
+                raise _LogError(f"{key!r} must hold integers, got dtype {z[key].dtype}")
+        if z["active"].dtype != np.bool_:
+            raise _LogError(f"'active' must be boolean, got dtype {z['active'].dtype}")
+        if not np.isin(z["populations"], [int(p) for p in Population]).all():
+            raise _LogError(f"'populations' holds codes outside {[int(p) for p in Population]}")
+        if not np.isin(z["statuses"], [int(s) for s in Status]).all():
+            raise _LogError(f"'statuses' holds codes outside {[int(s) for s in Status]}")
+        if z["max_speeds"].shape not in ((0,), (n,)):
+            raise _LogError(f"'max_speeds' has shape {z['max_speeds'].shape}, expected (0,) "
+                            f"or ({n},)")
+        sel = z["selected"]
+        if ((sel < -1) | (sel >= n)).any():
+            raise _LogError(f"'selected' holds slots outside -1 .. {n - 1}")
+        lines = z["orca_lines"]
+        if lines.ndim != 2 or lines.shape[1] != 4:
+            raise _LogError(f"'orca_lines' must have shape (L, 4), got {lines.shape}")
+        _check_offsets("orca_line_offsets", z["orca_line_offsets"], lines.shape[0])
+        pts, off = z["obstacle_points"], z["obstacle_offsets"]
+        if pts.ndim != 2 or pts.shape[1] != 2:
+            raise _LogError(f"'obstacle_points' must have shape (P, 2), got {pts.shape}")
+        if off.ndim != 1 or off.size < 1:
+            raise _LogError(f"'obstacle_offsets' must have shape (K+1,), got {off.shape}")
+        _check_offsets("obstacle_offsets", off, pts.shape[0])
+        boundary = z["boundary"]
+        if boundary.ndim != 2 or boundary.shape[1] != 2:
+            raise _LogError(f"'boundary' must have shape (k, 2), got {boundary.shape}")
+        extent = z["extent"]
+        if extent.shape != () or not _positive_number(float(extent)):
+            raise _LogError(f"'extent' must be a number > 0, got {extent!r}")
+        static = {
+            "radii": z["radii"], "populations": z["populations"],
+            "max_speeds": z["max_speeds"],
+            "obstacles": [pts[off[k]:off[k + 1]] for k in range(off.size - 1)],
+            "boundary": boundary if boundary.size else None,
+            "extent": float(extent),
+        }
+        keys = (*_PER_STEP, "statuses", "active", "times", "selected", "orca_lines",
+                "orca_line_offsets")
+        return cls(meta=meta, static=static, arrays={k: z[k] for k in keys})
 
 
 def load_log(path: str | os.PathLike) -> EpisodeLog:
-    """Read an episode log (``EpisodeLog.load``)."""
+    """Read an episode log (:meth:`EpisodeLog.load`; same errors)."""
     return EpisodeLog.load(path)
 
 
@@ -252,20 +385,28 @@ def replay(log: EpisodeLog | str | os.PathLike, *, video: str | os.PathLike | No
 
     Args:
         log: An :class:`EpisodeLog` or the path of one.
-        video: Write an mp4 here (GIF when ffmpeg is unavailable or the name ends in ``.gif``).
+        video: Write an mp4 here (GIF when ffmpeg is unavailable or the name ends in ``.gif``);
+            written to a temporary name and renamed when complete.
         render_mode: ``"human"`` (a window) or ``"rgb_array"``; default ``"human"`` without
             ``video``, ``"rgb_array"`` with it.
-        fps: Frames per second; default: the env's ``render_fps`` (4, one step per frame at
-            dt 0.25 is real time).
-        size: Pixels of the frame's long side.
+        fps: Frames per second, a finite number > 0; default: the log's ``render_fps`` (4, one
+            step per frame at dt 0.25 is real time).
+        size: Pixels of the frame's long side, an integer in 240 .. 8192.
         trail_length: Trail length in steps.
         on_frame: Optional ``on_frame(t, data, frame)`` called for every state (``frame`` is
             the RGB array, or ``None`` in ``human`` mode), e.g. to collect frames.
 
     Returns:
         The path of the video written, or ``None``.
+
+    Raises:
+        ValueError: On a bad ``fps``, ``size`` or ``render_mode``, or an unreadable log.
+        ImportError: If the video extra (pygame-ce, imageio) is not installed.
     """
-    from ..render import Renderer, VideoWriter  # noqa: PLC0415
+    if fps is not None and not _positive_number(fps):
+        raise ValueError(f"fps must be a finite number > 0, got {fps!r}")
+    check_size("size", size)
+    from ..render import Renderer, VideoWriter, require_imageio  # noqa: PLC0415
 
     if not isinstance(log, EpisodeLog):
         log = EpisodeLog.load(log)
@@ -275,8 +416,11 @@ def replay(log: EpisodeLog | str | os.PathLike, *, video: str | os.PathLike | No
         render_mode = "rgb_array" if video is not None else "human"
     if video is not None and render_mode != "rgb_array":
         raise ValueError("a video needs render_mode='rgb_array'")
+    if video is not None:
+        require_imageio()
     renderer = Renderer(render_mode, fps, size=size, trail_length=trail_length)
     writer = VideoWriter(video, fps) if video is not None else None
+    ok = False
     try:
         for t, data in enumerate(log.frames()):
             frame = renderer.draw(data)
@@ -286,11 +430,26 @@ def replay(log: EpisodeLog | str | os.PathLike, *, video: str | os.PathLike | No
                 writer.append(frame)
             if on_frame is not None:
                 on_frame(t, data, frame)
+        ok = True
     finally:
         renderer.close()
         if writer is not None:
-            writer.close()
+            # A failed replay leaves no partial video behind.
+            writer.close() if ok else writer.abort()
     return writer.path if writer is not None else None
+
+
+def check_size(name: str, size: Any) -> int:
+    """``size`` as an int if it is an integer in ``MIN_SIZE .. MAX_SIZE`` (pixels).
+
+    Raises:
+        ValueError: Naming ``name`` and the value otherwise.
+    """
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) \
+            or not MIN_SIZE <= size <= MAX_SIZE:
+        raise ValueError(f"{name} must be an integer number of pixels in {MIN_SIZE} .. "
+                         f"{MAX_SIZE}, got {size!r}")
+    return int(size)
 
 
 def _json_default(o: Any) -> Any:

@@ -30,6 +30,8 @@ import math
 import os
 from collections.abc import Sequence
 
+from ..files import atomic_write_text
+
 __all__ = ["METRICS", "t95", "wilson95", "aggregate", "format_ci", "report_json", "report_hash",
            "write_csv", "format_table"]
 
@@ -167,7 +169,7 @@ def report_hash(report: dict) -> str:
 
 
 def write_csv(episodes: Sequence[dict], path: str | os.PathLike) -> None:
-    """One row per episode: seed and every metric (empty when undefined)."""
+    """One row per episode: seed and every metric (empty when undefined); written atomically."""
     keys = ["seed", *METRICS]
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
@@ -175,8 +177,7 @@ def write_csv(episodes: Sequence[dict], path: str | os.PathLike) -> None:
     for e in episodes:
         w.writerow(["" if e.get(k) is None else repr(e[k]) if isinstance(e[k], float) else e[k]
                     for k in keys])
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        fh.write(buf.getvalue())
+    atomic_write_text(path, buf.getvalue())
 
 
 def format_table(report: dict) -> str:

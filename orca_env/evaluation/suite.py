@@ -18,17 +18,31 @@ another (each resets with its own seed, and the random policy reseeds from it), 
 
 Policies
 --------
-A policy is any callable ``policy(observations: dict, env) -> actions dict`` (keyed by
-``env.agents``; see :data:`Policy`). It may define ``reset(seed: int)``, called before every
-episode with the episode's seed (for any randomness of its own), and ``name``. Built in:
-``orca`` (``env.heuristic_actions()``: pure ORCA with the safety layer) and ``random`` (uniform
-actions in the box, seeded per episode). Anything else is a dotted path
-``package.module:attribute`` (or ``package.module.attribute``) to a policy; with ``model`` the
-attribute is a *loader* ``loader(model_path: str, env) -> policy`` (the saved-model loaders in
+A policy is any callable ``policy(observations, env) -> actions`` (see :data:`Policy`):
+
+* ``observations`` is the dict the env returned last (``{agent: observation}``), ``env`` the
+  ``OrcaEnv`` itself (for ``env.agents``, ``env.action_space(agent)``, ``env.sim``, ...);
+* it returns ``{agent: action}`` whose keys are exactly ``env.agents`` (the live agents at this
+  step: agents that finished have left it), each action a ``(2,)`` float array in ``[-1, 1]``.
+
+It may define ``reset(seed: int)``, called before every episode with the episode's seed (for
+any randomness of its own), and ``name``. Built in: ``orca`` (``env.heuristic_actions()``: pure
+ORCA with the safety layer) and ``random`` (uniform actions in the box, seeded per episode).
+Anything else is a dotted path ``package.module:attribute`` (or ``package.module.attribute``) to
+a policy: a function (or any callable object) is used as it is, a class is instantiated with no
+arguments (``attribute()``) and the instance is the policy. With ``model`` the attribute is a
+*loader*, called as ``loader(model_path: str, env) -> policy`` (the saved-model loaders in
 ``orca_env.policies`` follow this interface). A spec that is an existing file or folder
 (``run/model.zip``, ``run/``) is a model for the default loader :data:`DEFAULT_LOADER`; the
 built-in names come first, so a folder called ``orca`` or ``random`` never shadows them (pass
 ``./orca`` for such a folder).
+
+Example (``mypolicies.py`` on the Python path, then ``--policy mypolicies:still``)::
+
+    import numpy as np
+
+    def still(observations, env):
+        return {agent: np.zeros(2, dtype=np.float32) for agent in env.agents}
 
 A dotted path is the plug-in mechanism, and it runs arbitrary code: the module is imported
 (executing its top level) and the attribute is called (or instantiated), with the privileges of
@@ -42,6 +56,7 @@ import importlib
 import math
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -51,13 +66,14 @@ import numpy as np
 from .. import __version__
 from ..baselines import OrcaPolicy, RandomPolicy
 from ..codes import STATUSES, Population, Status
-from .episode_log import EpisodeRecorder, snapshot
+from ..files import atomic_write_text
+from .episode_log import EpisodeRecorder, check_size, snapshot
 from .metrics import METRICS, aggregate, report_json, write_csv
-from .plots import plot_trajectories
+from .plots import plot_trajectories, require_matplotlib
 
 __all__ = ["EVAL_SEED_BASE", "EVAL_SEEDS", "DEFAULT_LOADER", "REPORT_FORMAT", "Policy",
            "OrcaPolicy", "RandomPolicy", "eval_seeds", "is_eval_seed", "resolve_policy",
-           "run_episode", "evaluate"]
+           "run_episode", "evaluate", "prepare_out_dir", "check_extras"]
 
 #: First evaluation seed; episode k uses EVAL_SEED_BASE + k.
 EVAL_SEED_BASE = 10_000
@@ -68,7 +84,8 @@ DEFAULT_LOADER = "orca_env.policies:load_policy"
 REPORT_FORMAT = "orca-env-eval/1"
 
 #: ``policy(observations, env) -> actions``: observations and actions are dicts keyed by the
-#: live agents (``env.agents``); actions are (2,) arrays in [-1, 1].
+#: live agents (the actions' keys must be exactly ``env.agents``); actions are (2,) arrays in
+#: [-1, 1].
 Policy = Callable[[dict, Any], dict]
 
 # Status names as the env reports them in infos.
@@ -286,6 +303,56 @@ class _Progress:
         sys.stderr.flush()
 
 
+# -- checks before the work -------------------------------------------------------------------
+def prepare_out_dir(out_dir: str | os.PathLike, subfolders: Sequence[str] = (),
+                    arg: str = "out_dir") -> str:
+    """Create the output folder (and ``subfolders``) and check that files can be written there.
+
+    Args:
+        out_dir: The folder.
+        subfolders: Subfolders to create too (``logs``, ``videos``).
+        arg: The argument's name in messages (``--out`` on the command line).
+
+    Returns:
+        ``out_dir`` as a string.
+
+    Raises:
+        ValueError: Naming ``arg`` and the path, if the folder cannot be created (a regular
+            file in the way, no permission) or is not writable.
+    """
+    path = os.fspath(out_dir)
+    for folder in (path, *(os.path.join(path, sub) for sub in subfolders)):
+        if os.path.exists(folder) and not os.path.isdir(folder):
+            raise ValueError(f"{arg} {path!r}: {folder!r} exists and is not a folder")
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as exc:
+            raise ValueError(f"{arg} {path!r}: cannot create the folder "
+                             f"({exc.strerror or exc})") from None
+    try:
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as exc:
+        raise ValueError(f"{arg} {path!r}: the folder is not writable "
+                         f"({exc.strerror or exc})") from None
+    return path
+
+
+def check_extras(*, videos: bool = False, plots: bool = False) -> None:
+    """Check that the optional packages for videos and plots import, before any work.
+
+    Raises:
+        ImportError: Saying which extra to install (``pip install "orca-env[video]"``).
+    """
+    if videos:
+        from ..render import require_imageio, require_pygame  # noqa: PLC0415
+
+        require_pygame()
+        require_imageio()
+    if plots:
+        require_matplotlib()
+
+
 # -- the whole evaluation ----------------------------------------------------------------------
 def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
              seeds: Sequence[int] | None = None, model: str | os.PathLike | None = None,
@@ -304,7 +371,9 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
         overrides: Config keys overriding ``config`` (nested sections merge), e.g.
             ``{"max_steps": 50}``; ``render_mode`` is always ``None``.
         out_dir: Folder for ``metrics.json``, ``episodes.csv`` and, on request, ``videos/``,
-            ``logs/`` and ``trajectories.png``; ``None`` writes nothing.
+            ``logs/`` and ``trajectories.png``; ``None`` writes nothing. It is created and
+            checked before the first episode; every file is written atomically (a temporary
+            name, then a rename).
         videos: Write a video of each of the first ``videos`` episodes (needs ``out_dir``).
         trajectories: Plot the first ``trajectories`` episodes into ``trajectories.png``.
         logs: Write an episode log of each of the first ``logs`` episodes (-1: all).
@@ -324,7 +393,11 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
     Raises:
         ValueError: On a bad argument (the message names it): a negative ``videos`` or
             ``trajectories``, ``logs`` below -1, a ``debug_agent`` that is not a slot, a seed
-            outside the evaluation seeds, an unknown video format, or an unusable policy.
+            outside the evaluation seeds, an unknown video format, a bad ``video_size``,
+            extras without ``out_dir``, an ``out_dir`` that cannot be created or written, or an
+            unusable policy. All of these are raised before the first episode.
+        ImportError: If videos or trajectories are asked for without the video extra
+            (pygame-ce, imageio, matplotlib); before the first episode.
     """
     from ..environment import OrcaEnv  # noqa: PLC0415
 
@@ -335,6 +408,18 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
                              f"{' (-1: all)' if least < 0 else ''}, got {value!r}")
     if video_format not in ("mp4", "gif"):
         raise ValueError(f"video_format must be 'mp4' or 'gif', got {video_format!r}")
+    if videos:
+        check_size("video_size", video_size)
+    # Everything that can fail for want of a folder or a package fails now, before any episode.
+    if out_dir is None and (videos or trajectories or logs):
+        asked = [f"--{arg} {value}" for arg, value in (("videos", videos),
+                 ("trajectories", trajectories), ("logs", "all" if logs < 0 else logs)) if value]
+        raise ValueError(f"{', '.join(asked)}: videos, trajectories and logs need an output "
+                         f"folder: pass --out DIR (out_dir=DIR)")
+    if out_dir is not None:
+        out_dir = prepare_out_dir(out_dir, [sub for sub, k in (("logs", logs), ("videos", videos))
+                                            if k])
+    check_extras(videos=bool(videos), plots=bool(trajectories))
     kwargs = dict(overrides or {})
     kwargs["render_mode"] = None
     env = OrcaEnv(config, **kwargs)
@@ -346,8 +431,6 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
         raise ValueError(f"seed {bad[0]} is not an evaluation seed (reserved range "
                          f"{EVAL_SEEDS.start}..{EVAL_SEEDS.stop - 1})")
     pol, name = resolve_policy(policy, model, env)
-    if out_dir is None and (videos or trajectories or logs):
-        raise ValueError("videos, trajectories and logs need an out_dir")
     n_logs = len(seeds) if logs < 0 else logs
     n_rec = max(videos, trajectories, n_logs)
     cfg = env.config.to_dict()
@@ -357,8 +440,9 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
     for k, seed in enumerate(seeds):
         rec = None
         if k < n_rec:
+            title = f"policy {name}   scenario {cfg.get('scenario')}   seed {seed}"
             rec = EpisodeRecorder(cfg, seed, name, dtype=log_dtype,
-                                  extra={"render_fps": fps, "title": f"{name}  seed {seed}"})
+                                  extra={"render_fps": fps, "title": title})
         row = run_episode(env, pol, seed, recorder=rec, debug_agent=debug_agent)
         rows.append(row)
         if rec is not None:
@@ -392,11 +476,9 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
         "episodes": rows,
     }
     if out_dir is not None:
-        os.makedirs(out_dir, exist_ok=True)
-        with open(os.path.join(out_dir, "metrics.json"), "w", encoding="utf-8") as fh:
-            fh.write(report_json(report))
+        atomic_write_text(os.path.join(out_dir, "metrics.json"), report_json(report))
         write_csv(rows, os.path.join(out_dir, "episodes.csv"))
         if plotted:
             plot_trajectories(plotted, os.path.join(out_dir, "trajectories.png"),
-                              [f"seed {lg.seed}" for lg in plotted])
+                              title=f"policy {name} on {cfg.get('scenario')}")
     return report
