@@ -324,7 +324,10 @@ class EnvConfig:
     rewards: RewardConfig = _f(None, "reward section", kind=RewardConfig)
     stall: StallConfig = _f(None, "stall detector section", kind=StallConfig)
     num_threads: int | None = _f(None, "threads of the core's parallel kernels (results do not "
-                                 "depend on it); at most the threads numba may use "
+                                 "depend on it). None (default): one thread, so that several "
+                                 "env processes (vector envs, RLlib env runners, sweeps) do not "
+                                 "oversubscribe the cores; raise it for one large world in one "
+                                 "process. At most the threads numba may use "
                                  "(NUMBA_NUM_THREADS, default: the CPU count)",
                                  kind=int, minimum=1, maximum=_max_threads, optional=True)
     render_mode: str | None = _f(None, "None, 'human' or 'rgb_array'", kind=str,

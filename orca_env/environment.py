@@ -341,7 +341,7 @@ class OrcaEnv(ParallelEnv):
         sim = Simulator(self.time_step, neighbor_dist=ad["neighbor_dist"],
                         max_neighbors=ad["max_neighbors"], time_horizon=ad["time_horizon"],
                         time_horizon_obst=ad["time_horizon_obst"], radius=ad["radius"],
-                        max_speed=ad["max_speed"], num_threads=self.config.num_threads)
+                        max_speed=ad["max_speed"], num_threads=self.config.num_threads or 1)
         for poly in world.obstacles:
             sim.add_obstacle(np.asarray(poly, dtype=np.float64))
         if world.boundary is not None:

@@ -1,0 +1,73 @@
+"""Env steps per second of one env process alone and of two env processes at once.
+
+Several env processes on one machine (SubprocVecEnv, RLlib env runners, parameter sweeps) must
+not oversubscribe the cores: with numba's parallel kernels on every core in every process they
+collapse. The env therefore runs its kernels on one thread by default (``num_threads: None``).
+This script measures, in one run: ``env.step``/s of one process alone, then per process with
+two processes at once, for the default and for ``num_threads`` = the CPU count. The last line is
+JSON. Usage:
+
+    python benchmarks/bench_processes.py [--config circle] [--steps 400]
+"""
+
+import argparse
+import json
+import multiprocessing as mp
+import os
+import time
+
+
+def _run(config, num_threads, steps, start, out):
+    import orca_env  # noqa: PLC0415  (in the child)
+
+    kw = {} if num_threads is None else {"num_threads": num_threads}
+    env = orca_env.parallel_env(config, max_steps=100_000, **kw)
+    env.reset(seed=0)
+    for _ in range(5):  # numba compilation, cache load
+        env.step(env.heuristic_actions())
+    acts = [env.heuristic_actions() for _ in range(1)][0]
+    start.wait()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        env.step(acts)
+    out.put(steps / (time.perf_counter() - t0))
+
+
+def rate(config, num_threads, steps, n_procs):
+    """Mean env.step/s per process with ``n_procs`` processes stepping at once."""
+    ctx = mp.get_context("spawn")
+    start = ctx.Barrier(n_procs)
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_run, args=(config, num_threads, steps, start, out))
+             for _ in range(n_procs)]
+    for p in procs:
+        p.start()
+    rates = [out.get() for _ in procs]
+    for p in procs:
+        p.join()
+    return sum(rates) / len(rates)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--config", default="circle", help="shipped config name or YAML path")
+    ap.add_argument("--steps", type=int, default=400)
+    args = ap.parse_args()
+    cores = os.cpu_count() or 1
+    result = {"config": args.config, "cores": cores}
+    print(f"{'num_threads':>12} {'1 process':>10} {'2 at once':>10} {'ratio':>6}")
+    for label, threads in (("default (1)", None), (f"{cores} (all)", cores)):
+        alone = rate(args.config, threads, args.steps, 1)
+        both = rate(args.config, threads, args.steps, 2)
+        print(f"{label:>12} {alone:>10.0f} {both:>10.0f} {both / alone:>6.2f}")
+        key = "default" if threads is None else "all_cores"
+        result[key] = {"alone": alone, "two_at_once": both}
+    result["two_default_vs_one_default"] = result["default"]["two_at_once"] / \
+        result["default"]["alone"]
+    result["two_all_cores_vs_one_default"] = result["all_cores"]["two_at_once"] / \
+        result["default"]["alone"]
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
