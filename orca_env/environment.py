@@ -450,7 +450,8 @@ class OrcaEnv(ParallelEnv):
         kk, mm = self.num_obs_agents, self.num_obs_obstacles
         pos = sim.positions
         # The env's slots and ranges are valid by construction: skip the public validation.
-        nbr, nbr_dsq = sim._query_knn(slots, max(kk, 1), self.obs_range ** 2)
+        nbr, nbr_dsq = sim.query_agent_neighbors_unchecked(slots, max(kk, 1),
+                                                           self.obs_range ** 2)
         sep_a = np.empty(k)
         nearest_clearances(slots, nbr, nbr_dsq, self._radius, sep_a)
         sep = sep_a
