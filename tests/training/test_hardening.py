@@ -1,0 +1,252 @@
+"""Hardening of training and model files: nothing is unpickled, Ctrl-C checkpoints, atomic and
+checked checkpoints, no run folder for a rejected config, the seed guard on resume, ship names,
+and a one-line message when the train extra is missing."""
+
+import glob
+import json
+import os
+import pickle
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+
+import pytest
+import yaml
+
+pytest.importorskip("stable_baselines3")
+
+from orca_env.training import main, run_experiment  # noqa: E402
+from orca_env.training.cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE  # noqa: E402
+from orca_env.training.experiment import ship  # noqa: E402
+from orca_env.training.run_folder import check_ship_name  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TINY_ENV = {"scenario": "circle_v0", "scenario_kwargs": {"circle_radius": 2.5}, "max_steps": 30,
+            "groups": [{"population": "learned", "count": 4, "on_goal": "stop", "radius": 0.3,
+                        "max_speed": 1.0, "pref_speed": 1.0, "neighbor_dist": 4.0,
+                        "time_horizon": 3.0, "time_horizon_obst": 3.0}],
+            "observation": {"num_agents": 3, "range": 3.0}}
+
+
+class Marker:
+    """Unpickling this creates the file ``path``: a real payload, harmless beyond that."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def payload(marker) -> bytes:
+    return pickle.dumps(Marker(marker))
+
+
+def tiny_config(folder, **over):
+    cfg = {"env": TINY_ENV, "n_envs": 2, "n_timesteps": 512, "seed": 0, "checkpoint_freq": 128,
+           "hyperparams": {"n_steps": 32, "batch_size": 64, "n_epochs": 1},
+           "policy_kwargs": {"net_arch": [16, 16], "activation_fn": "tanh"},
+           "eval": {"n_episodes": 1, "video": False}}
+    cfg.update(over)
+    path = folder / "tiny.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return path
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    d = tmp_path_factory.mktemp("trained")
+    assert main(["--config", str(tiny_config(d)), "--run-dir", str(d / "run"), "--no-eval",
+                 "--no-progress"]) == EXIT_OK
+    return d / "run"
+
+
+@pytest.fixture
+def run(trained, tmp_path):
+    shutil.copytree(trained, tmp_path / "run")
+    return tmp_path / "run"
+
+
+def poison_data(zip_path, marker):
+    """Replace the zip's cloudpickled data entries by a payload that creates ``marker``."""
+    with zipfile.ZipFile(zip_path) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    data = json.loads(members["data"])
+    import base64
+
+    blob = base64.b64encode(payload(marker)).decode()
+    n = 0
+    for value in data.values():
+        if isinstance(value, dict) and ":serialized:" in value:
+            value[":serialized:"] = blob
+            n += 1
+    assert n >= 3  # lr_schedule, policy_class, spaces, ...
+    members["data"] = json.dumps(data).encode()
+    with zipfile.ZipFile(zip_path, "w") as z:
+        for name, blob in members.items():
+            z.writestr(name, blob)
+
+
+def test_the_payload_is_real(tmp_path):
+    pickle.loads(payload(tmp_path / "proof"))
+    assert (tmp_path / "proof").exists()
+
+
+def test_resume_does_not_unpickle_the_model_data(run, tmp_path):
+    marker = tmp_path / "pwned"
+    for z in [run / "model.zip", *(run / "checkpoints").glob("*.zip")]:
+        poison_data(z, marker)
+    res = run_experiment(resume=str(run), n_timesteps=640, evaluate=False, progress_bar=False)
+    assert res["stats"]["timesteps"] >= 640
+    assert not marker.exists()
+
+
+def test_resume_refuses_a_legacy_pickled_normaliser(run, tmp_path, capsys):
+    marker = tmp_path / "pwned"
+    for npz in [run / "vecnormalize.npz", *(run / "checkpoints").glob("*vecnormalize*.npz")]:
+        npz.unlink()
+        npz.with_suffix(".pkl").write_bytes(payload(marker))
+    with pytest.warns(UserWarning, match="skipping the checkpoint"):
+        code = main(["--resume", str(run), "--n-timesteps", "640", "--no-eval",
+                     "--no-progress"])
+    assert code == EXIT_FAILURE
+    err = capsys.readouterr().err
+    assert "pickle" in err and "runs any code" in err and "convert_legacy_normalizer" in err
+    assert not marker.exists()
+
+
+def test_sac_resume_ignores_a_pickled_replay_buffer(tmp_path):
+    cfg = tiny_config(tmp_path, algo="sac", n_timesteps=128, checkpoint_freq=128,
+                      hyperparams={"learning_starts": 32, "batch_size": 16, "buffer_size": 500,
+                                   "train_freq": 4},
+                      policy_kwargs={"net_arch": [8]})
+    run = tmp_path / "sac"
+    assert main(["--config", str(cfg), "--run-dir", str(run), "--no-eval",
+                 "--no-progress"]) == EXIT_OK
+    marker = tmp_path / "pwned"
+    for npz in [run / "replay_buffer.npz", *(run / "checkpoints").glob("*replay_buffer*.npz")]:
+        npz.unlink()
+        npz.with_suffix(".pkl").write_bytes(payload(marker))
+    with pytest.warns(UserWarning, match="legacy replay buffer .*pickle.*empty"):
+        res = run_experiment(resume=str(run), n_timesteps=192, evaluate=False,
+                             progress_bar=False)
+    assert res["stats"]["timesteps"] >= 192
+    assert not marker.exists()
+
+
+def test_resume_skips_a_truncated_newest_checkpoint(run):
+    (run / "model.zip").unlink()
+    ckpts = sorted(glob.glob(str(run / "checkpoints" / "rl_model_*_steps.zip")),
+                   key=lambda p: int(p.rsplit("_", 2)[-2]))
+    newest, previous = ckpts[-1], ckpts[-2]
+    blob = open(newest, "rb").read()
+    open(newest, "wb").write(blob[: len(blob) // 2])
+    with pytest.warns(UserWarning, match=f"skipping the checkpoint '{newest}'"):
+        res = run_experiment(resume=str(run), n_timesteps=640, evaluate=False,
+                             progress_bar=False)
+    assert res["stats"]["timesteps"] >= 640
+    steps = int(previous.rsplit("_", 2)[-2])
+    assert res["stats"]["timesteps_this_run"] >= 640 - steps - 64
+
+
+def test_run_folder_files_are_complete_and_no_temporaries_are_left(run):
+    left = [f for f in glob.glob(str(run / "**" / ".*"), recursive=True)]
+    assert left == []
+    assert yaml.safe_load((run / "config.yaml").read_text())["n_timesteps"] == 512
+    assert not list(run.rglob("*.pkl"))  # nothing of a run is a pickle any more
+
+
+@pytest.mark.parametrize("name", ["/../../../tmp/x", "../x", ".hidden", "a/b", "", "a b"])
+def test_ship_refuses_a_name_that_is_not_a_bare_folder_name(name, tmp_path):
+    with pytest.raises(ValueError, match="cannot name a shipped policy"):
+        check_ship_name(name)
+    with pytest.raises(ValueError, match="cannot name a shipped policy"):
+        ship(str(tmp_path), name, trained_dir=str(tmp_path / "trained"))
+    assert not (tmp_path / "trained").exists()
+
+
+def test_resume_with_ship_refuses_a_traversing_name_before_training(run, tmp_path):
+    (run / "name.txt").write_text("/../../../tmp/x\n")
+    before = (run / "command.txt").read_text()
+    with pytest.raises(ValueError, match=r"run name '/\.\./\.\./\.\./tmp/x'"):
+        main(["--resume", str(run), "--n-timesteps", "640", "--no-eval", "--no-progress",
+              "--ship"])
+    assert (run / "command.txt").read_text() == before  # nothing ran, nothing was written
+    assert check_ship_name("circle_ppo-v1.2") == "circle_ppo-v1.2"
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"hyperparams": {"n_step": 32}}, "hyperparams.n_step"),
+    ({"policy_kwargs": {"net_arch": "wide"}}, "policy_kwargs"),
+    ({"env": dict(TINY_ENV, max_step=3)}, "max_step"),
+    ({"seed": 9_999}, "evaluation seeds"),
+])
+def test_a_rejected_config_leaves_no_run_folder(tmp_path, bad, match):
+    cfg = tiny_config(tmp_path, **bad)
+    with pytest.raises(ValueError, match=match):
+        run_experiment(str(cfg), runs_root=str(tmp_path / "runs"), evaluate=False,
+                       progress_bar=False)
+    with pytest.raises(ValueError, match=match):
+        run_experiment(str(cfg), run_dir=str(tmp_path / "mine"), evaluate=False,
+                       progress_bar=False)
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "mine").exists()
+
+
+def test_resume_applies_the_evaluation_seed_guard(run):
+    cfg = yaml.safe_load((run / "config.yaml").read_text())
+    cfg["seed"] = 10_000
+    (run / "config.yaml").write_text(yaml.safe_dump(cfg))
+    before = (run / "command.txt").read_text()
+    with pytest.raises(ValueError, match="evaluation seeds"):
+        main(["--resume", str(run), "--n-timesteps", "640", "--no-eval", "--no-progress"])
+    assert (run / "command.txt").read_text() == before
+
+
+def test_missing_train_extra_is_one_line_with_exit_2(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "stable_baselines3", None)
+    cfg = tiny_config(tmp_path)
+    assert main(["--config", str(cfg), "--runs-root", str(tmp_path / "runs")]) == EXIT_USAGE
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and 'pip install "orca-env[train]"' in err
+    assert not (tmp_path / "runs").exists()
+    from orca_env.cli import main as cli_main
+
+    assert cli_main(["train", "--config", str(cfg), "--runs-root", str(tmp_path / "r")]) == 2
+    assert 'pip install "orca-env[train]"' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_saves_a_checkpoint_that_resume_continues(tmp_path, sig):
+    cfg = tiny_config(tmp_path, n_timesteps=10_000_000, checkpoint_freq=256)
+    run = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, os.path.join(ROOT, "train.py"), "--config",
+                             str(cfg), "--run-dir", str(run), "--no-progress", "--no-eval"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=tmp_path, env=dict(os.environ, SDL_VIDEODRIVER="dummy"))
+    try:
+        deadline = time.monotonic() + 240
+        while not glob.glob(str(run / "checkpoints" / "rl_model_*_steps.zip")):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "no checkpoint within 240 s"
+            time.sleep(0.2)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 128 + sig, out + err
+    saved = max(glob.glob(str(run / "checkpoints" / "rl_model_*_steps.zip")),
+                key=lambda p: int(p.rsplit("_", 2)[-2]))
+    steps = int(saved.rsplit("_", 2)[-2])
+    assert steps >= 256
+    assert os.path.isfile(saved.replace("rl_model_", "rl_model_vecnormalize_")[:-4] + ".npz")
+    assert f"saved the checkpoint {saved}" in out
+    assert f"Resume with: python train.py --resume {run}" in out
+    assert not (run / "model.zip").exists()
+    res = run_experiment(resume=str(run), n_timesteps=steps + 256, evaluate=False,
+                         progress_bar=False)
+    assert res["stats"]["timesteps"] >= steps + 256
+    assert (run / "model.zip").is_file()
