@@ -7,6 +7,11 @@ ORCA, and the trained policy without the safety layer. Everything lands in a run
 ``runs/`` (layout: :mod:`orca_env.training.run_folder`; config keys:
 :mod:`orca_env.training.config`). ``python train.py --help`` lists the options.
 
+Ctrl-C (or SIGTERM) during training saves a resumable checkpoint with its normaliser, prints it
+and the ``--resume`` command, and exits with 130 (143). Run folders hold no pickles: the
+normaliser is ``vecnormalize.npz``; a legacy ``vecnormalize.pkl`` is refused (convert a trusted
+one with ``orca_env.policies.sb3.convert_legacy_normalizer``).
+
 This script is a thin command over :func:`orca_env.training.main` (``orca-env train`` is the
 same command).
 
