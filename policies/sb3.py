@@ -38,8 +38,8 @@ import warnings
 from typing import Any
 
 import numpy as np
-import yaml
 
+from orca_env.config import load_yaml
 from orca_env.training import model_files
 from orca_env.training.config import normalizes_observations
 from orca_env.training.run_folder import CHECKPOINT_DIR, resolve_model
@@ -169,8 +169,7 @@ def load(path: str | os.PathLike, deterministic: bool = True, device: str = "cpu
         raise FileNotFoundError(f"model {model_path!r} has no config.yaml in its run folder: the "
                                 f"network is rebuilt from the run's config (its model file is "
                                 f"never unpickled)")
-    with open(cfg_path, encoding="utf-8") as fh:
-        config = yaml.safe_load(fh) or {}
+    config = load_yaml(cfg_path) or {}
     if not isinstance(config, dict):
         raise ValueError(f"{cfg_path}: a training config must be a mapping")
     algo = str(config.get("algo", "ppo")).lower()

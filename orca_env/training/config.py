@@ -27,9 +27,8 @@ import copy
 import os
 from typing import Any
 
-import yaml
-
-from orca_env.config import _deep_merge, load_config
+from orca_env.config import _deep_merge, load_config, load_yaml
+from orca_env.configs import resolve as resolve_shipped
 
 __all__ = ["DEFAULT_CONFIG", "REPO_ROOT", "DEFAULTS", "EVAL_KEYS", "NORMALIZE_DEFAULTS",
            "NORMALIZE_KEYS", "ALGOS", "ACTIVATIONS", "resolve_config_path", "load_train_config",
@@ -65,16 +64,18 @@ ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu", "gelu", "silu")
 
 
 def resolve_config_path(path: str | os.PathLike) -> str:
-    """A config file's path: as given if it exists (absolute or cwd-relative), else in the repo.
+    """A config file's path: as given if it exists, else in the repo, else a shipped config.
 
     Args:
-        path: The config path.
+        path: The config path, or the name of a shipped training config (``"circle_ppo"``,
+            see :mod:`orca_env.configs`).
 
     Returns:
-        ``path`` if it names a file, else ``REPO_ROOT/path`` if that does.
+        ``path`` if it names a file, else ``REPO_ROOT/path`` if that does, else the shipped
+        config of that name.
 
     Raises:
-        FileNotFoundError: If neither exists.
+        FileNotFoundError: If none exists.
     """
     path = os.fspath(path)
     if os.path.isfile(path):
@@ -82,8 +83,11 @@ def resolve_config_path(path: str | os.PathLike) -> str:
     in_repo = os.path.join(REPO_ROOT, path)
     if not os.path.isabs(path) and os.path.isfile(in_repo):
         return in_repo
-    raise FileNotFoundError(f"no training config {path!r} (looked in the current folder and in "
-                            f"{REPO_ROOT!r})")
+    try:
+        return resolve_shipped(path, kind="train")
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"no training config {path!r} (looked in the current folder, in "
+                                f"{REPO_ROOT!r} and among the shipped ones): {exc}") from None
 
 
 def load_train_config(path: str | os.PathLike | None = None, **overrides: Any) -> dict:
@@ -102,8 +106,7 @@ def load_train_config(path: str | os.PathLike | None = None, **overrides: Any) -
         ValueError: On an unknown key or a bad value (the message names the key).
     """
     path = resolve_config_path(path or DEFAULT_CONFIG)
-    with open(path, encoding="utf-8") as fh:
-        data = yaml.safe_load(fh) or {}
+    data = load_yaml(path) or {}
     if not isinstance(data, dict):
         raise ValueError(f"training config {path!r} must be a mapping")
     unknown = sorted(set(data) - set(DEFAULTS))
@@ -127,11 +130,14 @@ def load_train_config(path: str | os.PathLike | None = None, **overrides: Any) -
         for cand in (base_path, os.path.join(REPO_ROOT, base_path),
                      os.path.join(os.path.dirname(os.path.abspath(path)), base_path)):
             if os.path.isfile(cand):
-                with open(cand, encoding="utf-8") as fh:
-                    base = yaml.safe_load(fh) or {}
                 break
         else:
-            raise ValueError(f"training config key 'env.config': no file {base_path!r}")
+            try:  # a shipped env config, by name (or by its path in the repository)
+                cand = resolve_shipped(base_path, kind="env")
+            except FileNotFoundError:
+                raise ValueError(f"training config key 'env.config': no file {base_path!r}"
+                                 ) from None
+        base = load_yaml(cand) or {}
         rest = {k: v for k, v in env.items() if k != "config"}
         cfg["env"] = _deep_merge(base, rest)
     load_config(cfg["env"])  # validates the env section (its errors name the key)
