@@ -19,9 +19,19 @@ Examples::
 
 ``eval`` prints the aggregate table on stdout and progress on stderr, and writes
 ``metrics.json`` (canonical, bit-reproducible), ``episodes.csv`` and the requested extras to
-``--out``. ``--set key=value`` overrides a config key (dotted for sections:
-``--set observation.range=6``; values are parsed as YAML). ``--print-hash`` prints the SHA-256
-of ``metrics.json``.
+``--out`` (created and checked before the first episode; every file is written atomically).
+``--set key=value`` overrides a config key (dotted for sections: ``--set observation.range=6``;
+integers for list items: ``--set groups.0.count=32``; values are parsed as YAML).
+``--print-hash`` prints the SHA-256 of ``metrics.json``. Videos, trajectory plots and replay
+need the video extra, ``pip install "orca-env[video]"`` (pygame-ce, imageio, imageio-ffmpeg,
+matplotlib); without it the command says so before any work.
+
+A custom policy is ``--policy package.module:callable``: ``policy(observations, env) ->
+actions``, where ``actions`` maps exactly the live agents ``env.agents`` to ``(2,)`` arrays in
+``[-1, 1]``; a class is instantiated with no arguments; with ``--model PATH`` the callable is a
+loader, called as ``loader(PATH, env) -> policy``. ``replay`` without ``--video`` opens a window
+and refuses to run where there is no display (``SDL_VIDEODRIVER=dummy``, or no ``DISPLAY`` on
+Linux).
 
 ``--policy package.module:callable`` imports that module and calls that callable: it runs
 arbitrary code with your privileges. It is the plug-in mechanism for your own policies and
@@ -37,9 +47,12 @@ when a command runs.
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["main", "build_parser", "Command", "COMMANDS", "CommandError"]
 
@@ -81,16 +94,32 @@ class Command:
 
 
 # -- argument types -----------------------------------------------------------------------------
-def _parse_set(items: list[str]) -> dict:
-    """Nested overrides from ``--set key=value`` items (dotted keys for sections).
+def _parse_set(items: list[str], base: dict | None = None,
+               defaults: Callable[[str], Any] | None = None) -> dict:
+    """Overrides from ``--set key=value`` items: dotted keys for sections, integers for list items.
+
+    A key through a list (``groups.0.count``) overrides that item of the config's list: the
+    override holds the whole list (``groups`` replaces the list in the config), copied from
+    ``base`` with the item changed. A dotted key into a section overrides that key only.
+
+    Args:
+        items: The ``key=value`` strings; values are parsed as YAML.
+        base: The config file's mapping, for keys through lists (``None``: no file).
+        defaults: ``defaults(top_key)`` gives the value the env uses for a top-level key the
+            file leaves out (the scenario's ``groups``), or ``None``.
 
     Raises:
-        ValueError: On an item without ``=`` or key, an empty key part, or a dotted key below
-            a key an earlier item set to a plain value (``--set a=1 --set a.b=2``).
+        ValueError: Naming the item on an item without ``=`` or key, an empty key part, a list
+            index that is not an integer or out of range, or a key below a plain value (set
+            in the config or by an earlier ``--set``).
     """
+    import copy  # noqa: PLC0415
+
     import yaml  # noqa: PLC0415
 
+    base = base or {}
     out: dict = {}
+    set_by_us: set[tuple[str, ...]] = set()
     for item in items:
         key, sep, raw = item.partition("=")
         if not sep or not key:
@@ -102,15 +131,62 @@ def _parse_set(items: list[str]) -> dict:
             value = yaml.safe_load(raw)
         except yaml.YAMLError as exc:
             raise ValueError(f"--set {item!r}: the value is not valid YAML ({exc})") from exc
-        node = out
-        for depth, p in enumerate(parts[:-1]):
-            node = node.setdefault(p, {})
-            if not isinstance(node, dict):
-                raise ValueError(f"--set {item!r}: {'.'.join(parts[:depth + 1])!r} was set to "
-                                 f"{node!r} by an earlier --set, so it has no key "
-                                 f"{parts[depth + 1]!r}")
-        node[parts[-1]] = value
+        top = parts[0]
+        if len(parts) > 1 and top not in out:
+            # Start from the config's own value, so the other keys and list items stay.
+            start = base.get(top)
+            if start is None and defaults is not None:
+                start = defaults(top)
+            out[top] = copy.deepcopy(start) if isinstance(start, (dict, list)) else \
+                {} if start is None else start
+        node: Any = out
+        for depth, p in enumerate(parts):
+            where = ".".join(parts[:depth])
+            last = depth == len(parts) - 1
+            if isinstance(node, list):
+                if not (p.isdigit() and int(p) < len(node)):
+                    raise ValueError(f"--set {item!r}: {where!r} is a list of {len(node)} "
+                                     f"items: expected an index 0 .. {len(node) - 1}, got "
+                                     f"{p!r}")
+                p = int(p)
+            elif not isinstance(node, dict):
+                origin = ("by an earlier --set" if tuple(parts[:depth]) in set_by_us
+                          else "in the config")
+                raise ValueError(f"--set {item!r}: {where!r} was set to {node!r} {origin}, so "
+                                 f"it has no key {p!r}")
+            if last:
+                node[p] = value
+            else:
+                if isinstance(node, dict) and node.get(p) is None:
+                    node[p] = {}
+                node = node[p]
+        set_by_us.add(tuple(parts))
     return out
+
+
+def _config_overrides(config: str, items: list[str]) -> dict:
+    """``--set`` items against the config file (for list items) and the scenario's defaults."""
+    if not items:
+        return {}
+    if not any(part.isdigit() for item in items for part in item.partition("=")[0].split(".")):
+        return _parse_set(items)  # no list items: the file is not needed
+    import yaml  # noqa: PLC0415
+
+    with open(config, encoding="utf-8") as fh:
+        base = yaml.safe_load(fh) or {}
+    if not isinstance(base, dict):
+        return _parse_set(items)  # the env reports the file's error
+
+    def defaults(key: str) -> Any:
+        if key != "groups":
+            return None
+        from .config import load_config  # noqa: PLC0415
+        from .scenarios import SCENARIOS  # noqa: PLC0415
+
+        cls = SCENARIOS.get(load_config(config).scenario)
+        return [dict(g) for g in cls.DEFAULT_GROUPS] if cls is not None else None
+
+    return _parse_set(items, base, defaults)
 
 
 def _non_negative(value: str) -> int:
@@ -121,6 +197,29 @@ def _non_negative(value: str) -> int:
     if n < 0:
         raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value!r}")
     return n
+
+
+def _pixels(value: str) -> int:
+    # The renderer's bounds (orca_env.render.MIN_SIZE, MAX_SIZE), not imported: keep this light.
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if not 240 <= n <= 8192:
+        raise argparse.ArgumentTypeError(f"expected an integer number of pixels in 240 .. 8192, "
+                                         f"got {value!r}")
+    return n
+
+
+def _fps(value: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        x = math.nan
+    if not (math.isfinite(x) and x > 0):
+        raise argparse.ArgumentTypeError(f"expected a finite number of frames per second > 0, "
+                                         f"got {value!r}")
+    return x
 
 
 def _count(value: str) -> int:
@@ -158,22 +257,29 @@ def _eval_arguments(e: argparse.ArgumentParser) -> None:
     e.add_argument("config", help="scenario config (YAML path)")
     e.add_argument("--policy", default="orca",
                    help="orca (default), random, a model file or run folder for the default "
-                        "loader orca_env.policies:load_policy, or package.module:callable (a "
-                        "policy, or a loader with --model). A dotted path imports that module "
-                        "and calls that callable: it runs arbitrary code, pass only code you "
-                        "trust")
+                        "loader orca_env.policies:load_policy, or package.module:callable. A "
+                        "callable is a policy, policy(observations, env) -> actions, returning "
+                        "{agent: (2,) action in [-1, 1]} for exactly the live agents env.agents; "
+                        "a class is instantiated with no arguments and the instance is the "
+                        "policy; with --model the callable is a loader, called as "
+                        "loader(path, env) -> policy. A dotted path imports that module and "
+                        "calls that callable: it runs arbitrary code, pass only code you trust")
     e.add_argument("--model", default=None, help="saved model passed to the loader --policy")
     e.add_argument("--episodes", type=_non_negative, default=20,
                    help="episodes; episode k uses evaluation seed 10000 + k (default 20)")
     e.add_argument("--first-episode", type=_non_negative, default=0,
                    help="index of the first episode (default 0)")
     e.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="override a config key (repeatable; dotted for sections)")
-    e.add_argument("--out", default=None, help="output folder (metrics.json, episodes.csv, ...)")
+                   help="override a config key (repeatable; dotted for sections, integers for "
+                        "list items: --set groups.0.count=32)")
+    e.add_argument("--out", default=None,
+                   help="output folder (metrics.json, episodes.csv, ...), created and checked "
+                        "before the first episode")
     e.add_argument("--videos", type=_non_negative, default=0,
                    help="videos of the first K episodes")
     e.add_argument("--video-format", choices=("mp4", "gif"), default="mp4")
-    e.add_argument("--video-size", type=int, default=720, help="long side, pixels")
+    e.add_argument("--video-size", type=_pixels, default=720,
+                   help="long side, pixels (240 .. 8192)")
     e.add_argument("--trajectories", type=_non_negative, default=0,
                    help="plot the first K episodes into trajectories.png")
     e.add_argument("--logs", type=_count, default=0,
@@ -186,17 +292,24 @@ def _eval_arguments(e: argparse.ArgumentParser) -> None:
 
 def _eval_run(args: argparse.Namespace) -> int:
     from .evaluation import eval_seeds, evaluate, format_table, report_hash  # noqa: PLC0415
+    from .evaluation.suite import prepare_out_dir  # noqa: PLC0415
 
     try:
+        overrides = _config_overrides(args.config, args.set)
+        if args.out is not None:
+            # Before any episode: a bad folder must not cost a whole evaluation.
+            prepare_out_dir(args.out, arg="--out")
         report = evaluate(
             args.config, args.policy, model=args.model,
             seeds=eval_seeds(args.episodes, args.first_episode),
-            overrides=_parse_set(args.set), out_dir=args.out, videos=args.videos,
+            overrides=overrides, out_dir=args.out, videos=args.videos,
             trajectories=args.trajectories, logs=args.logs, debug_agent=args.debug_agent,
             video_size=args.video_size, video_format=args.video_format,
             progress=not args.quiet)
     except (ValueError, FileNotFoundError) as exc:  # bad input: a message, no traceback
         raise CommandError(str(exc)) from exc
+    except ImportError as exc:  # a missing extra: what to install
+        raise CommandError(str(exc), code=1) from exc
     if not args.quiet:
         print(format_table(report))
         if args.out:
@@ -209,19 +322,48 @@ def _eval_run(args: argparse.Namespace) -> int:
 # -- replay -------------------------------------------------------------------------------------
 def _replay_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("log", help="episode log (.npz)")
-    r.add_argument("--video", default=None, help="write an mp4 (or .gif) instead of a window")
-    r.add_argument("--fps", type=float, default=None, help="frames per second (default: 4)")
-    r.add_argument("--size", type=int, default=720, help="long side, pixels")
+    r.add_argument("--video", default=None,
+                   help="write an mp4 (or .gif) instead of opening a window (needed without a "
+                        "display)")
+    r.add_argument("--fps", type=_fps, default=None,
+                   help="frames per second, > 0 (default: the log's, 4)")
+    r.add_argument("--size", type=_pixels, default=720, help="long side, pixels (240 .. 8192)")
+
+
+def _headless() -> str | None:
+    """Why no window can open here (``None``: a display seems available)."""
+    driver = os.environ.get("SDL_VIDEODRIVER", "")
+    if driver in ("dummy", "offscreen"):
+        return f"SDL_VIDEODRIVER={driver}"
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY")
+                                                 or os.environ.get("WAYLAND_DISPLAY")):
+        return "neither DISPLAY nor WAYLAND_DISPLAY is set"
+    return None
 
 
 def _replay_run(args: argparse.Namespace) -> int:
     from .evaluation import load_log, replay  # noqa: PLC0415
+    from .evaluation.suite import prepare_out_dir  # noqa: PLC0415
 
     try:
         log = load_log(args.log)
-    except (ValueError, OSError) as exc:  # a missing or foreign file: a message, no traceback
+    except (ValueError, OSError) as exc:  # a missing or broken file: a message, no traceback
         raise CommandError(str(exc)) from exc
-    path = replay(log, video=args.video, fps=args.fps, size=args.size)
+    if args.video is None:
+        reason = _headless()
+        if reason:
+            raise CommandError(f"no display to open a replay window on ({reason}): pass --video "
+                               f"out.mp4 to write a video instead")
+    else:
+        try:
+            prepare_out_dir(os.path.dirname(os.path.abspath(args.video)), arg="folder")
+        except ValueError as exc:
+            raise CommandError(f"--video {args.video!r}: {exc}") from exc
+    try:
+        # pygame (and imageio for --video) are checked before the first frame.
+        path = replay(log, video=args.video, fps=args.fps, size=args.size)
+    except ImportError as exc:  # a missing extra: what to install
+        raise CommandError(str(exc), code=1) from exc
     if path:
         print(f"wrote {path}")
     return 0

@@ -64,8 +64,8 @@ from .codes import STATUSES, Population, Status
 from .files import atomic_path
 
 __all__ = ["Renderer", "VideoWriter", "write_video", "COLORS", "LABELS", "fit_view",
-           "frame_size", "require_pygame", "require_imageio", "VIDEO_EXTRA", "MIN_SIZE",
-           "MAX_SIZE"]
+           "status_counts", "frame_size", "require_pygame", "require_imageio", "VIDEO_EXTRA",
+           "MIN_SIZE", "MAX_SIZE"]
 
 #: How to install what rendering, videos and plots need.
 VIDEO_EXTRA = 'pip install "orca-env[video]"'
@@ -618,7 +618,7 @@ class Renderer:
     def _draw_band(self, surf: Any, data: Mapping[str, Any], statuses: np.ndarray,
                    active: np.ndarray, pops: np.ndarray) -> None:
         """The band's changing text: title, step and time, counts by status."""
-        learned = pops == Population.LEARNED
+        counts = status_counts(pops, statuses, active)
         for y, row in self._rows:
             for x, (kind, arg, text, _) in row:
                 font = self._small
@@ -633,12 +633,9 @@ class Renderer:
                         parts.append(f"t {float(data['time']):.2f} s")
                     text = "   ".join(parts)
                 elif kind == "count":
-                    who, code = arg
-                    mask = learned if who == "learned" else ~learned
-                    sel = mask & (statuses == code)
-                    if code == Status.ACTIVE:
-                        sel &= active  # still moving: in the simulation, no final status
-                    text = f"{text.rsplit(' ', 1)[0]} {int(sel.sum())}"
+                    who = arg[0]
+                    label = text.rsplit(" ", 1)[0]
+                    text = f"{label} {counts[who][label]}"
                 else:
                     continue
                 if text:
@@ -699,6 +696,31 @@ class Renderer:
         if self._pg is not None and self.render_mode == "human" and not self.closed:
             self._pg.display.quit()
         self.closed = True
+
+
+def status_counts(populations: Any, statuses: Any, active: Any) -> dict[str, dict[str, int]]:
+    """The band's counts: ``{"learned": {label: n}, "crowd": {label: n}}``.
+
+    Labels: ``active`` (in the simulation with no final status yet), ``at goal``, ``collided``,
+    ``stalled`` (deadlocked) and ``timed out``; each agent is counted once, by its status, so a
+    timed-out agent is no longer counted as active.
+    """
+    pops = np.asarray(populations, dtype=np.int64)
+    statuses = np.asarray(statuses, dtype=np.int64)
+    active = np.asarray(active, dtype=bool)
+    learned = pops == Population.LEARNED
+    names = {Status.ACTIVE: "active", Status.AT_GOAL: "at goal", Status.COLLIDED: "collided",
+             Status.DEADLOCKED: "stalled", Status.TIMED_OUT: "timed out"}
+    out = {}
+    for who, mask in (("learned", learned), ("crowd", ~learned)):
+        row = {}
+        for code, label in names.items():
+            sel = mask & (statuses == code)
+            if code == Status.ACTIVE:
+                sel &= active
+            row[label] = int(sel.sum())
+        out[who] = row
+    return out
 
 
 def _mix(a: tuple, b: tuple, t: float) -> tuple:

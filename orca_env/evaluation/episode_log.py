@@ -35,9 +35,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import struct
-import zipfile
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -278,11 +275,16 @@ class EpisodeLog:
                     raise _LogError(f"array {missing[0]!r} is missing (an episode log has "
                                     f"{', '.join(_KEYS)})")
                 raw = {k: z[k] for k in _KEYS}  # reads, CRC-checks and decompresses all
+                for k, v in raw.items():
+                    if not isinstance(v, np.ndarray):  # numpy returns other members as bytes
+                        raise _LogError(f"member {k!r} is not a .npy array")
         except _LogError as exc:
             raise ValueError(f"episode log {name!r} is unreadable: {exc}") from None
-        except (zipfile.BadZipFile, EOFError, KeyError, struct.error, zlib.error, ValueError,
-                OSError, TypeError, IndexError) as exc:
-            # Truncated, bit-flipped or foreign files end up in any of these, deep in numpy.
+        except Exception as exc:  # noqa: BLE001
+            # Truncated, bit-flipped or foreign files fail deep in zipfile and numpy with
+            # BadZipFile, EOFError, KeyError, struct.error, zlib.error, ValueError, OSError,
+            # SyntaxError or tokenize.TokenError (a flipped .npy header), MemoryError (a header
+            # claiming a huge shape), ...: whatever it is, the file is unreadable.
             raise ValueError(f"episode log {name!r} is unreadable: not a valid .npz file, or "
                              f"truncated or corrupted ({type(exc).__name__}: {exc})") from None
         try:
