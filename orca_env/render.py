@@ -293,8 +293,10 @@ class Renderer:
         learned = pops == Population.LEARNED
         n_l, n_c = int(learned.sum()), int((~learned).sum())
         big = "8" * max(1, len(str(max(n_l, n_c))))  # the widest digits
-        head = [("title", None, str(data.get("title") or "orca-env")),
-                ("clock", None, f"step {big}888   t 8888.88 s")]
+        # The title wraps at its wide gaps ("policy x   scenario y   seed z").
+        head = [("title", None, part) for part in
+                str(data.get("title") or "orca-env").split("   ") if part.strip()]
+        head.append(("clock", None, f"step {big}888   t 8888.88 s"))
         tables = []
         if n_l:
             tables.append([("text", None, f"learned ({n_l}):")]
@@ -363,7 +365,11 @@ class Renderer:
             for table in tables:
                 flow(table, small)
         y += 2
+        without_legend = (list(rows), y)
         flow(legend, small)
+        if y > 0.4 * self.size:
+            # A small frame: the legend would crowd out the scene (the docs have it).
+            rows, y = without_legend
         return rows, y + pad - 3
 
     def _item_width(self, kind: str, text: str, font: Any, h: int) -> int:
@@ -623,7 +629,7 @@ class Renderer:
             for x, (kind, arg, text, _) in row:
                 font = self._small
                 if kind == "title":
-                    text, font = str(data.get("title") or "orca-env"), self._font
+                    font = self._font
                 elif kind == "clock":
                     font = self._font
                     parts = []

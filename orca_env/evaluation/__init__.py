@@ -4,7 +4,7 @@
   :func:`run_episode` and :func:`evaluate` (the whole evaluation, its report and output files).
 * :mod:`~orca_env.evaluation.metrics`: the metric definitions, aggregates with 95% intervals
   (Wilson, Student-t), the canonical report JSON and its hash, the CSV and the text table.
-* :mod:`~orca_env.evaluation.plots`: trajectory plots of recorded episodes.
+* :mod:`~orca_env.evaluation.plots`: trajectory plots of recorded episodes (matplotlib).
 * :mod:`~orca_env.evaluation.episode_log`: episode logs (record, save, load) and their replay.
 
 The command line (``orca-env eval``, ``orca-env replay``, or ``python -m orca_env ...``) is
@@ -26,7 +26,7 @@ from .metrics import (
     wilson95,
     write_csv,
 )
-from .plots import plot_trajectories
+from .plots import plot_trajectories, trajectory_figure
 from .suite import (
     DEFAULT_LOADER,
     EVAL_SEED_BASE,
@@ -50,7 +50,7 @@ __all__ = [
     "METRICS", "t95", "wilson95", "aggregate", "format_ci", "report_json", "report_hash",
     "write_csv", "format_table",
     # plots
-    "plot_trajectories",
+    "plot_trajectories", "trajectory_figure",
     # episode logs
     "LOG_FORMAT", "EpisodeLog", "EpisodeRecorder", "load_log", "replay", "snapshot",
 ]
