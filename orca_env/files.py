@@ -17,6 +17,12 @@ from collections.abc import Iterator
 __all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_text"]
 
 
+def _umask() -> int:
+    mask = os.umask(0)  # reading the umask means setting it; put it straight back
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[str]:
     """A temporary path to write ``path``'s content to; renamed to ``path`` on success.
@@ -45,6 +51,8 @@ def atomic_path(path: str | os.PathLike, suffix: str = "") -> Iterator[str]:
         yield tmp
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
+        # mkstemp makes the file private (0600); give it the permissions of a normal new file.
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -33,3 +33,11 @@ def test_suffix_for_writers_that_append_one(tmp_path):
         np.savez(tmp, x=np.arange(3))
     assert np.array_equal(np.load(p)["x"], np.arange(3))
     assert os.listdir(tmp_path) == ["stats.npz"]
+
+
+def test_written_files_get_the_usual_permissions(tmp_path):
+    p = tmp_path / "a.txt"
+    atomic_write_text(p, "x")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert (p.stat().st_mode & 0o777) == 0o666 & ~mask
