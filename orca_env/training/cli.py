@@ -19,9 +19,9 @@ from .model_files import MissingExtraError
 __all__ = ["EXIT_OK", "EXIT_FAILURE", "EXIT_USAGE", "build_parser", "main"]
 
 EXIT_OK = 0
-#: A run that cannot start (nothing to resume); argparse exits with 2 on bad arguments.
+#: A run that cannot start: nothing to resume, or the train extra is missing.
 EXIT_FAILURE = 1
-#: What is missing is on the user's side (the train extra), as argparse's bad arguments.
+#: Bad arguments (argparse's own code).
 EXIT_USAGE = 2
 DESCRIPTION = ("Train a shared navigation policy with stable-baselines3 and compare it with pure "
                "ORCA.")
@@ -79,11 +79,12 @@ def main(argv: list[str] | None = None, prog: str = "train.py") -> int:
         prog: The command's name in usage and help.
 
     Returns:
-        The exit code: :data:`EXIT_OK`; :data:`EXIT_FAILURE` if there is nothing to resume;
-        :data:`EXIT_USAGE` (2) if stable-baselines3 or torch is missing (one line names the
-        extra to install); ``128 + signal`` (130 for Ctrl-C, 143 for SIGTERM) when a signal
-        stopped training, after saving a checkpoint (the lines printed say where, and the
-        command that resumes). Bad arguments exit through argparse (``SystemExit`` with code 2).
+        The exit code: :data:`EXIT_OK`; :data:`EXIT_FAILURE` if there is nothing to resume, or
+        if stable-baselines3 or torch is missing (one line names the extra to install, as
+        ``orca-env eval`` does for the video extra); ``128 + signal`` (130 for Ctrl-C, 143 for
+        SIGTERM) when a signal stopped training, after saving a checkpoint (the lines printed
+        say where, and the command that resumes). Bad arguments exit through argparse
+        (``SystemExit`` with code 2).
     """
     args = build_parser(prog).parse_args(argv)
     try:
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None, prog: str = "train.py") -> int:
                        progress_bar=not args.no_progress, ship_result=args.ship)
     except MissingExtraError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_FAILURE
     except NoCheckpointError as exc:
         print(exc, file=sys.stderr)
         return EXIT_FAILURE

@@ -19,7 +19,7 @@ import yaml
 pytest.importorskip("stable_baselines3")
 
 from orca_env.training import main, run_experiment  # noqa: E402
-from orca_env.training.cli import EXIT_FAILURE, EXIT_OK, EXIT_USAGE  # noqa: E402
+from orca_env.training.cli import EXIT_FAILURE, EXIT_OK  # noqa: E402
 from orca_env.training.experiment import ship  # noqa: E402
 from orca_env.training.run_folder import check_ship_name  # noqa: E402
 
@@ -208,13 +208,13 @@ def test_resume_applies_the_evaluation_seed_guard(run):
 def test_missing_train_extra_is_one_line_with_exit_2(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "stable_baselines3", None)
     cfg = tiny_config(tmp_path)
-    assert main(["--config", str(cfg), "--runs-root", str(tmp_path / "runs")]) == EXIT_USAGE
+    assert main(["--config", str(cfg), "--runs-root", str(tmp_path / "runs")]) == EXIT_FAILURE
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and 'pip install "orca-env[train]"' in err
     assert not (tmp_path / "runs").exists()
     from orca_env.cli import main as cli_main
 
-    assert cli_main(["train", "--config", str(cfg), "--runs-root", str(tmp_path / "r")]) == 2
+    assert cli_main(["train", "--config", str(cfg), "--runs-root", str(tmp_path / "r")]) == 1
     assert 'pip install "orca-env[train]"' in capsys.readouterr().err
 
 
