@@ -787,9 +787,6 @@ class Simulator:
         kdtree.query_many(ids, pos, range_sq, k, tuple(tree), out_ids, out_dsq)
         return out_ids, out_dsq
 
-    # Deprecated private name, kept until the env calls query_agent_neighbors_unchecked.
-    _query_knn = query_agent_neighbors_unchecked
-
     def query_obstacle_neighbors(self, points, max_range, max_count):
         """Nearest obstacle segments within ``max_range`` that each point sees from outside.
 
