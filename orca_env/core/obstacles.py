@@ -32,6 +32,46 @@ LEAF_SIZE = 8
 # Squared lengths below this (m^2) count as a repeated vertex.
 _DUPLICATE_EPS_SQ = 1e-24
 
+#: Largest coordinate (m) of a position or vertex. Geometry squares coordinate differences, and
+#: float64 keeps about 1e-7 m of resolution up to here (the Earth is 4e7 m round).
+MAX_COORD = 1e9
+
+
+def as_points(name, value, n=None):
+    """Validate array-like (k, 2) real, bounded coordinates; returns a float64 copy.
+
+    Real numbers only: numpy would read ``"1"`` and ``True`` as 1.0 and drop the imaginary part
+    of complex numbers.
+
+    Args:
+        name: The argument's name, for messages.
+        value: The array-like.
+        n: The required number of rows (None: any).
+
+    Raises:
+        ValueError: Naming ``name``: not (k, 2) real numbers, not finite, or beyond
+            :data:`MAX_COORD`.
+    """
+    try:
+        raw = np.asarray(value)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be an array of (x, y) pairs, got {value!r}") from exc
+    if raw.dtype.kind not in "iuf" and not (raw.dtype.kind == "O" and raw.size == 0):
+        raise ValueError(f"{name} must be an array of (x, y) pairs of real numbers, got "
+                         f"{value!r}")
+    a = raw.astype(np.float64)
+    if a.ndim != 2 or a.shape[1] != 2 or (n is not None and a.shape[0] != n):
+        want = f"({n}, 2)" if n is not None else "(k, 2)"
+        raise ValueError(f"{name} must have shape {want}, got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        bad = np.argwhere(~np.isfinite(a))[0]
+        raise ValueError(f"{name} must be finite, got {a[bad[0]].tolist()!r} at row {bad[0]}")
+    if a.size and np.abs(a).max() > MAX_COORD:
+        bad = np.argwhere(np.abs(a) > MAX_COORD)[0]
+        raise ValueError(f"{name} must lie within +-{MAX_COORD:g} m, got {a[bad[0]].tolist()!r} "
+                         f"at row {bad[0]}")
+    return a
+
 
 def _left_of(a, b, c):
     """RVO2's ``leftOf``: > 0 when c is left of the line a -> b (numpy, vectorised)."""
@@ -55,14 +95,7 @@ def clean_polygon(vertices, name="vertices"):
         ValueError: wrong shape, non-finite values, fewer than 2 distinct vertices, zero area,
             or self-intersection.
     """
-    try:
-        v = np.array(vertices, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be an array of (x, y) pairs, got {vertices!r}") from exc
-    if v.ndim != 2 or v.shape[1] != 2:
-        raise ValueError(f"{name} must have shape (k, 2), got shape {v.shape}: {vertices!r}")
-    if not np.all(np.isfinite(v)):
-        raise ValueError(f"{name} must be finite, got {v.tolist()!r}")
+    v = as_points(name, vertices)
     k = v.shape[0]
     # Drop vertices equal to their predecessor (cyclically): RVO2 produces NaN directions there.
     keep = np.ones(k, dtype=bool)
@@ -77,14 +110,18 @@ def clean_polygon(vertices, name="vertices"):
         raise ValueError(f"{name} needs at least 2 distinct vertices, got {vertices!r}")
     if v.shape[0] == 2:
         return v, removed, 0.0
-    area = 0.5 * float(np.sum(v[:, 0] * np.roll(v[:, 1], -1) - np.roll(v[:, 0], -1) * v[:, 1]))
-    scale = float(np.max(np.abs(v - v.mean(axis=0)))) or 1.0
+    # Orientation, area and crossings relative to the polygon's own centroid: in absolute
+    # coordinates far from the origin (1e10, or UTM's 5e5, 5e6) the products cancel and a small
+    # polygon's orientation or area is lost in round-off.
+    c = v - v.mean(axis=0)
+    area = 0.5 * float(np.sum(c[:, 0] * np.roll(c[:, 1], -1) - np.roll(c[:, 0], -1) * c[:, 1]))
+    scale = float(np.max(np.abs(c))) or 1.0
     rel = v - v[0]
     far = rel[np.argmax(np.einsum("ij,ij->i", rel, rel))]
     collinear = np.all(np.abs(rel[:, 0] * far[1] - rel[:, 1] * far[0]) <= 1e-12 * scale * scale)
     if collinear:
         raise ValueError(f"{name} has zero area (collinear vertices): {v.tolist()!r}")
-    if _self_intersects(v):
+    if _self_intersects(c):
         raise ValueError(f"{name} is self-intersecting: {v.tolist()!r}")
     if abs(area) <= 1e-12 * scale * scale:
         raise ValueError(f"{name} has zero area: {v.tolist()!r}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import reprlib
 import warnings
 
 import numba
@@ -23,14 +24,35 @@ from . import kdtree, kernels, obstacles
 # Per-agent parameters: name -> (dtype, check, message). ``check`` receives a numpy array. Each
 # has a ``Simulator.__init__`` keyword (its default), storage ``self._<name>``, and a field of
 # the same name in ``kernels.AgentParams``; see the checklist there to add one.
+# Every numeric input has a bound: beyond it float64 geometry overflows (ORCA squares lengths
+# and speeds) or buffers would need impossible memory. They are far outside any crowd.
+#: Largest radius, neighbour distance or query range (m).
+MAX_LENGTH = 1e6
+#: Largest speed (m/s).
+MAX_SPEED = 1e6
+#: Largest time step or time horizon (s).
+MAX_DURATION = 1e6
+#: Largest max_neighbors, query ``k`` and ``max_count``.
+MAX_COUNT = 10_000
+#: Largest responsibility weight.
+MAX_WEIGHT = 1e6
+MAX_COORD = obstacles.MAX_COORD
+
 _AGENT_PARAMS = {
-    "radius": (np.float64, lambda a: a > 0, "must be > 0"),
-    "max_speed": (np.float64, lambda a: a >= 0, "must be >= 0"),
-    "neighbor_dist": (np.float64, lambda a: a >= 0, "must be >= 0"),
-    "max_neighbors": (np.int64, lambda a: a >= 0, "must be an integer >= 0"),
-    "time_horizon": (np.float64, lambda a: a > 0, "must be > 0"),
-    "time_horizon_obst": (np.float64, lambda a: a > 0, "must be > 0"),
-    "responsibility": (np.float64, lambda a: a >= 0, "must be >= 0"),
+    "radius": (np.float64, lambda a: (a > 0) & (a <= MAX_LENGTH),
+               f"must be > 0 and <= {MAX_LENGTH:g}"),
+    "max_speed": (np.float64, lambda a: (a >= 0) & (a <= MAX_SPEED),
+                  f"must be >= 0 and <= {MAX_SPEED:g}"),
+    "neighbor_dist": (np.float64, lambda a: (a >= 0) & (a <= MAX_LENGTH),
+                      f"must be >= 0 and <= {MAX_LENGTH:g}"),
+    "max_neighbors": (np.int64, lambda a: (a >= 0) & (a <= MAX_COUNT),
+                      f"must be an integer >= 0 and <= {MAX_COUNT}"),
+    "time_horizon": (np.float64, lambda a: (a > 0) & (a <= MAX_DURATION),
+                     f"must be > 0 and <= {MAX_DURATION:g}"),
+    "time_horizon_obst": (np.float64, lambda a: (a > 0) & (a <= MAX_DURATION),
+                          f"must be > 0 and <= {MAX_DURATION:g}"),
+    "responsibility": (np.float64, lambda a: (a >= 0) & (a <= MAX_WEIGHT),
+                       f"must be >= 0 and <= {MAX_WEIGHT:g}"),
 }
 
 if set(_AGENT_PARAMS) != set(kernels.AgentParams._fields):  # see the checklist in kernels.py
@@ -62,30 +84,24 @@ def _check_scalar(name, value, check, message, integer=False):
     """Validate one scalar parameter; returns it as float or int."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a real number, got {value!r}")
+    try:
+        as_float = float(value)
+    except OverflowError:  # an int beyond float64 (10**400)
+        raise ValueError(f"{name} must be a finite number, got {reprlib.repr(value)}") from None
+    if not math.isfinite(as_float):
+        raise ValueError(f"{name} must be finite, got {value!r}")
     if integer:
-        if not float(value).is_integer():
+        if not as_float.is_integer():
             raise ValueError(f"{name} must be an integer, got {value!r}")
         value = int(value)
-    elif not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}")
     if not check(value):
         raise ValueError(f"{name} {message}, got {value!r}")
     return value
 
 
 def _as_points(name, value, n=None):
-    """Validate an (n, 2) array of finite floats; returns a float64 copy."""
-    try:
-        a = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be an array of (x, y) pairs, got {value!r}") from exc
-    if a.ndim != 2 or a.shape[1] != 2 or (n is not None and a.shape[0] != n):
-        want = f"({n}, 2)" if n is not None else "(k, 2)"
-        raise ValueError(f"{name} must have shape {want}, got shape {a.shape}")
-    if not np.all(np.isfinite(a)):
-        bad = np.argwhere(~np.isfinite(a))[0]
-        raise ValueError(f"{name} must be finite, got {a[bad[0]].tolist()!r} at row {bad[0]}")
-    return a
+    """Validate an (n, 2) array of real, finite, bounded numbers; returns a float64 copy."""
+    return obstacles.as_points(name, value, n)
 
 
 def _as_point(name, value):
@@ -100,6 +116,13 @@ class Simulator:
 
     Constructor keywords after ``time_step`` are the defaults for agents added later (RVO2's
     ``setAgentDefaults``); each can be overridden per agent.
+
+    Every numeric input is bounded, and a value outside its bound is a ``ValueError`` naming
+    the argument: lengths (radius, neighbour distance, query ranges) up to :data:`MAX_LENGTH`
+    (1e6 m), speeds up to :data:`MAX_SPEED` (1e6 m/s), durations up to :data:`MAX_DURATION`
+    (1e6 s), counts (max_neighbors, query ``k``, ``max_count``) up to :data:`MAX_COUNT` (10,000),
+    coordinates within +-:data:`MAX_COORD` (1e9 m). Beyond them float64 geometry overflows or
+    buffers need impossible memory.
 
     Args:
         time_step: simulation step in seconds; must be > 0. Smaller: more accurate, more steps.
@@ -132,7 +155,8 @@ class Simulator:
         responsibility=1.0,
         num_threads=None,
     ):
-        self._time_step = _check_scalar("time_step", time_step, lambda a: a > 0, "must be > 0")
+        self._time_step = _check_scalar("time_step", time_step, lambda a: 0 < a <= MAX_DURATION,
+                                        f"must be > 0 and <= {MAX_DURATION:g}")
         given = locals()  # the per-agent defaults, by the names in _AGENT_PARAMS
         self._defaults = {}
         for name, (dtype, check, message) in _AGENT_PARAMS.items():
@@ -204,7 +228,8 @@ class Simulator:
 
     @time_step.setter
     def time_step(self, value):
-        self._time_step = _check_scalar("time_step", value, lambda a: a > 0, "must be > 0")
+        self._time_step = _check_scalar("time_step", value, lambda a: 0 < a <= MAX_DURATION,
+                                        f"must be > 0 and <= {MAX_DURATION:g}")
 
     @property
     def positions(self):
@@ -740,7 +765,8 @@ class Simulator:
         """
         p = _as_point("p", p)
         q = _as_point("q", q)
-        radius = _check_scalar("radius", radius, lambda a: a >= 0, "must be >= 0")
+        radius = _check_scalar("radius", radius, lambda a: 0 <= a <= MAX_LENGTH,
+                               f"must be >= 0 and <= {MAX_LENGTH:g}")
         obst = self._index()
         return bool(
             obstacles.query_visibility(
@@ -761,7 +787,8 @@ class Simulator:
             (neighbor_ids (len(ids), k) int64, -1 padded; dist_sq (len(ids), k) float64, inf
             padded), nearest first; the agent itself and inactive agents are excluded.
         """
-        k = _check_scalar("k", k, lambda a: a >= 0, "must be >= 0", integer=True)
+        k = _check_scalar("k", k, lambda a: 0 <= a <= MAX_COUNT,
+                          f"must be >= 0 and <= {MAX_COUNT}", integer=True)
         max_range = _check_scalar("max_range", max_range, lambda a: a >= 0, "must be >= 0")
         q = np.arange(self._n, dtype=np.int64) if ids is None else self._ids(ids)
         return self.query_agent_neighbors_unchecked(q, k, float(max_range) ** 2)
@@ -803,7 +830,8 @@ class Simulator:
         pts = _as_points("points", points)
         max_range = _check_scalar("max_range", max_range, lambda a: a >= 0, "must be >= 0")
         max_count = _check_scalar(
-            "max_count", max_count, lambda a: a >= 0, "must be >= 0", integer=True
+            "max_count", max_count, lambda a: 0 <= a <= MAX_COUNT,
+            f"must be >= 0 and <= {MAX_COUNT}", integer=True
         )
         obst = self._index()
         seg = np.full((pts.shape[0], max_count), -1, dtype=np.int64)
@@ -824,7 +852,8 @@ class Simulator:
             clearance: metres; must be >= 0.
         """
         pts = _as_points("points", points)
-        clearance = _check_scalar("clearance", clearance, lambda a: a >= 0, "must be >= 0")
+        clearance = _check_scalar("clearance", clearance, lambda a: 0 <= a <= MAX_LENGTH,
+                                  f"must be >= 0 and <= {MAX_LENGTH:g}")
         obst = self._index()
         return obstacles.walkable(
             pts[:, 0].copy(), pts[:, 1].copy(), float(clearance), obst.points, obst.next_ids,

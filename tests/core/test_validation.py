@@ -44,17 +44,17 @@ def assert_same(a, b):
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"time_step": 0.0}, r"time_step must be > 0, got 0\.0"),
-        ({"time_step": -1.0}, r"time_step must be > 0, got -1\.0"),
+        ({"time_step": 0.0}, r"time_step must be > 0 and <= 1e\+06, got 0\.0"),
+        ({"time_step": -1.0}, r"time_step must be > 0 and <= 1e\+06, got -1\.0"),
         ({"time_step": float("nan")}, r"time_step must be finite, got nan"),
-        ({"radius": 0.0}, r"radius must be > 0, got 0\.0"),
-        ({"max_speed": -0.1}, r"max_speed must be >= 0, got -0\.1"),
-        ({"time_horizon": 0.0}, r"time_horizon must be > 0, got 0\.0"),
-        ({"time_horizon_obst": -2.0}, r"time_horizon_obst must be > 0, got -2\.0"),
-        ({"max_neighbors": -1}, r"max_neighbors must be an integer >= 0, got -1"),
+        ({"radius": 0.0}, r"radius must be > 0 and <= 1e\+06, got 0\.0"),
+        ({"max_speed": -0.1}, r"max_speed must be >= 0 and <= 1e\+06, got -0\.1"),
+        ({"time_horizon": 0.0}, r"time_horizon must be > 0 and <= 1e\+06, got 0\.0"),
+        ({"time_horizon_obst": -2.0}, r"time_horizon_obst must be > 0 and <= 1e\+06, got -2\.0"),
+        ({"max_neighbors": -1}, r"max_neighbors must be an integer >= 0 and <= 10000, got -1"),
         ({"max_neighbors": 2.5}, r"max_neighbors must be an integer, got 2\.5"),
-        ({"neighbor_dist": -1.0}, r"neighbor_dist must be >= 0, got -1\.0"),
-        ({"responsibility": -0.5}, r"responsibility must be >= 0, got -0\.5"),
+        ({"neighbor_dist": -1.0}, r"neighbor_dist must be >= 0 and <= 1e\+06, got -1\.0"),
+        ({"responsibility": -0.5}, r"responsibility must be >= 0 and <= 1e\+06, got -0\.5"),
         ({"radius": float("inf")}, r"radius must be finite, got inf"),
         ({"radius": "big"}, r"radius must be a real number, got 'big'"),
         ({"num_threads": 0}, r"num_threads must be between 1 and"),
@@ -72,14 +72,14 @@ def test_constructor_rejects(kwargs, match):
         ({"position": (0.0, np.inf)}, r"position must be finite"),
         ({"position": (1.0, 2.0, 3.0)}, r"position must have shape \(k, 2\), got shape \(1, 3\)"),
         ({"position": (0, 0), "velocity": (np.nan, 1)}, r"velocity must be finite"),
-        ({"position": (0, 0), "radius": 0.0}, r"radius must be > 0, got 0\.0"),
-        ({"position": (0, 0), "radius": -1.0}, r"radius must be > 0, got -1\.0"),
-        ({"position": (0, 0), "max_speed": -1.0}, r"max_speed must be >= 0, got -1\.0"),
+        ({"position": (0, 0), "radius": 0.0}, r"radius must be > 0 and <= 1e\+06, got 0\.0"),
+        ({"position": (0, 0), "radius": -1.0}, r"radius must be > 0 and <= 1e\+06, got -1\.0"),
+        ({"position": (0, 0), "max_speed": -1.0}, r"max_speed must be >= 0 and <= 1e\+06, got -1\.0"),
         ({"position": (0, 0), "time_horizon": 0.0}, r"time_horizon must be > 0"),
         ({"position": (0, 0), "time_horizon_obst": 0.0}, r"time_horizon_obst must be > 0"),
         ({"position": (0, 0), "max_neighbors": -3}, r"max_neighbors must be an integer >= 0"),
         ({"position": (0, 0), "neighbor_dist": -1.0}, r"neighbor_dist must be >= 0"),
-        ({"position": (0, 0), "responsibility": -1.0}, r"responsibility must be >= 0, got -1\.0"),
+        ({"position": (0, 0), "responsibility": -1.0}, r"responsibility must be >= 0 and <= 1e\+06, got -1\.0"),
         ({"position": (0, 0), "responsibility": np.nan}, r"responsibility must be finite"),
         ({"position": (0, 0), "radius": [1.0, 2.0]}, r"radius must be a scalar"),
     ],
@@ -100,7 +100,7 @@ def test_add_agents_rejects_bad_arrays():
         sim.add_agents(np.zeros((2, 2)), velocities=np.zeros((3, 2)))
     with pytest.raises(ValueError, match=r"radius must be a scalar or have shape \(2,\)"):
         sim.add_agents(np.zeros((2, 2)), radius=np.ones(3))
-    with pytest.raises(ValueError, match=r"radius must be > 0, got -1\.0"):
+    with pytest.raises(ValueError, match=r"radius must be > 0 and <= 1e\+06, got -1\.0"):
         sim.add_agents(np.zeros((2, 2)), radius=np.array([1.0, -1.0]))
     with pytest.raises(ValueError, match=r"unknown agent parameter\(s\) \['raduis'\]"):
         sim.add_agents(np.zeros((2, 2)), raduis=1.0)
@@ -134,13 +134,13 @@ def test_agent_ids_and_params_validated():
         sim.deactivate_agents([0, 7])
     with pytest.raises(ValueError, match=r"ids contains -1"):
         sim.activate_agents(-1)
-    with pytest.raises(ValueError, match=r"max_speed must be >= 0, got -2\.0"):
+    with pytest.raises(ValueError, match=r"max_speed must be >= 0 and <= 1e\+06, got -2\.0"):
         sim.set_agent_params([0, 1], max_speed=[1.0, -2.0])
     with pytest.raises(ValueError, match=r"unknown agent parameter"):
         sim.set_agent_params(0, speed=1.0)
     with pytest.raises(ValueError, match=r"agent id must be an integer in 0\.\.2, got 3"):
         sim.orca_lines(3)
-    with pytest.raises(ValueError, match=r"time_step must be > 0, got 0"):
+    with pytest.raises(ValueError, match=r"time_step must be > 0 and <= 1e\+06, got 0"):
         sim.time_step = 0
     assert_same(before, snapshot(sim))
 
