@@ -156,6 +156,12 @@ def resolve_policy(spec: Any, model: str | os.PathLike | None = None,
     if isinstance(spec, str) and model is None and (os.path.isfile(spec) or os.path.isdir(spec)):
         # A model file or a run folder (model.zip + normaliser), for the default loader.
         spec, model = DEFAULT_LOADER, spec
+    elif isinstance(spec, str) and ":" not in spec and ("/" in spec or os.sep in spec
+                                                       or spec.endswith(".zip")):
+        # Looks like a path, not a dotted module name: say that it does not exist.
+        raise ValueError(f"policy {spec!r}: no such model file or run folder")
+    if isinstance(model, (str, os.PathLike)) and not os.path.exists(model):
+        raise ValueError(f"--model {os.fspath(model)!r}: no such model file or run folder")
     name = spec if isinstance(spec, str) else getattr(spec, "name", None) or \
         getattr(spec, "__name__", type(spec).__name__)
     obj = _import_object(spec) if isinstance(spec, str) else spec

@@ -394,3 +394,16 @@ def test_zip_of_the_right_members_but_garbage_data(tmp_path, log_path):
             z.writestr(f"{name}.npy", b"not an array")
     with pytest.raises(ValueError, match="unreadable"):
         load_log(bad)
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["--policy", "runs/nope/model.zip"], "no such model file or run folder"),
+    (["--policy", "nope.zip"], "no such model file or run folder"),
+    (["--policy", "orca_env.policies:load_policy", "--model", "nope.zip"],
+     "--model 'nope.zip': no such model file"),
+])
+def test_a_missing_model_path_says_so(argv, match, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", "circle_dense", "--episodes", "1", *argv])
+    assert exc.value.code == 2
+    assert match in capsys.readouterr().err
