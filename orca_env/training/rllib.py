@@ -1,0 +1,357 @@
+"""The Ray RLlib training backend (``backend: rllib``): PPO on the new API stack, one shared policy.
+
+A training config with ``backend: rllib`` runs here instead of stable-baselines3, through the same
+``python train.py --config ...`` / ``orca-env train ...``. Its keys mean:
+
+    env:             as for SB3 (the env config)
+    algo:            ppo (the only RLlib algorithm wired up)
+    num_env_runners: env runner processes (Ray actors); 0 samples in the driver. On a Ray cluster
+                     they spread over its machines
+    n_envs:          env copies per env runner (RLlib's ``num_envs_per_env_runner``)
+    n_timesteps:     budget in agent-steps (samples of live agents; RLlib counts steps by agent)
+    seed:            the one seed of the run: RLlib's (torch, numpy) and the env copies' (copy e
+                     starts with seed + e, see :mod:`orca_env.wrappers.rllib`)
+    normalize:       must be false (observation normalisation is not wired up for RLlib)
+    hyperparams:     passed verbatim to ``PPOConfig.training(...)`` (``lr``, ``gamma``,
+                     ``lambda_``, ``train_batch_size_per_learner``, ``minibatch_size``,
+                     ``num_epochs``, ``clip_param``, ...; batch sizes in agent-steps)
+    policy_kwargs:   passed to RLlib's ``DefaultModelConfig`` (``fcnet_hiddens``,
+                     ``fcnet_activation``, ``vf_share_layers``, ...)
+    torch_threads:   torch threads of the driver (the learner) and of each env runner
+    checkpoint_freq: agent-steps between RLlib checkpoints
+    eval:            the final comparison, as for SB3
+
+The driver connects to the Ray cluster named by ``RAY_ADDRESS`` (``ray.init()`` reads it) or
+starts a local Ray; a session already started (``ray.init`` by the caller) is used and left
+running. Ray and RLlib are imported only when a run starts (``pip install 'orca-env[rllib]'``).
+
+Run folder (names in :mod:`orca_env.training.run_folder`): the usual ``config.yaml``,
+``name.txt``, ``command.txt``, ``git.txt``, ``train_stats.json`` and ``eval/``, plus
+``rllib_checkpoint/`` (RLlib's ``Algorithm.save_to_path``: for RLlib's own tools; it holds
+pickles and orca-env never loads it) and ``rllib_module.npz`` (the shared module's weights as
+plain arrays, what :mod:`orca_env.policies.rllib` loads without unpickling anything).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import time
+from typing import Any
+
+import numpy as np
+import yaml
+
+from orca_env.files import atomic_write_text
+
+from .run_folder import (
+    CONFIG_FILE,
+    EVAL_DIR,
+    RLLIB_CHECKPOINT_DIR,
+    RLLIB_WEIGHTS_FILE,
+    TRAIN_STATS_FILE,
+    new_run_dir,
+    run_name,
+    write_run_info,
+)
+
+__all__ = ["RLLIB_DEFAULTS", "RLLIB_EXTRA", "config_backend", "check_config",
+           "algorithm_config", "module_spec", "save_module_weights", "agent_steps_sampled", "train",
+           "compare", "run_experiment"]
+
+#: The keys only an RLlib config has, and their defaults.
+RLLIB_DEFAULTS: dict[str, Any] = {"num_env_runners": 0}
+#: What to install for this backend.
+RLLIB_EXTRA = "pip install 'orca-env[rllib]'"
+
+
+def config_backend(path: str | os.PathLike | None) -> str:
+    """The ``backend`` a training YAML names (``sb3`` when it names none or is not a mapping).
+
+    Args:
+        path: The YAML file (a path that does not exist reads as ``sb3``; the loader reports
+            it).
+    """
+    if path is None or not os.path.isfile(path):
+        return "sb3"
+    with open(path, encoding="utf-8") as fh:
+        data = yaml.safe_load(fh) or {}
+    return str(data.get("backend", "sb3")) if isinstance(data, dict) else "sb3"
+
+
+def check_config(cfg: dict) -> None:
+    """Validate the keys of a resolved config that matter to the RLlib backend.
+
+    Raises:
+        ValueError: Naming the key and its value.
+    """
+    n = cfg.get("num_env_runners")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"training config key 'num_env_runners' must be an integer >= 0, "
+                         f"got {n!r}")
+    if cfg["algo"] != "ppo":
+        raise ValueError(f"training config key 'algo' must be ppo with backend rllib, got "
+                         f"{cfg['algo']!r}")
+    if cfg["normalize"]:
+        raise ValueError(f"training config key 'normalize' must be false with backend rllib "
+                         f"(observation normalisation is not wired up for RLlib), got "
+                         f"{cfg['normalize']!r}")
+
+
+def _require_ray(what: str) -> None:
+    from .model_files import MissingExtraError  # noqa: PLC0415
+
+    try:
+        import ray  # noqa: F401, PLC0415
+        import ray.rllib  # noqa: F401, PLC0415
+        import torch  # noqa: F401, PLC0415
+    except ImportError as exc:
+        raise MissingExtraError(f"{what} needs ray[rllib] and torch ({exc}); install the rllib "
+                                f"extra: {RLLIB_EXTRA}") from exc
+
+
+def algorithm_config(cfg: dict):
+    """The ``PPOConfig`` of a resolved config (no Ray session needed to build it).
+
+    Raises:
+        ValueError: If RLlib rejects ``hyperparams`` or ``policy_kwargs`` (the message names
+            them).
+    """
+    from ray.rllib.algorithms.ppo import PPOConfig  # noqa: PLC0415
+    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig  # noqa: PLC0415
+
+    from orca_env.wrappers.rllib import (  # noqa: PLC0415
+        SHARED_MODULE_ID,
+        OrcaRLlibEnv,
+        limit_torch_threads,
+        shared_policy_mapping,
+    )
+
+    try:
+        model = DefaultModelConfig(**cfg["policy_kwargs"])
+    except TypeError as exc:
+        raise ValueError(f"training config key 'policy_kwargs' {cfg['policy_kwargs']!r}: not "
+                         f"RLlib DefaultModelConfig fields ({exc})") from exc
+    threads = cfg["torch_threads"]
+    config = (
+        PPOConfig()
+        .environment(OrcaRLlibEnv, env_config={"env": cfg["env"], "seed": cfg["seed"],
+                                               "envs_per_runner": cfg["n_envs"],
+                                               "infos": "compact"})
+        .env_runners(num_env_runners=cfg["num_env_runners"],
+                     num_envs_per_env_runner=cfg["n_envs"], num_cpus_per_env_runner=1,
+                     rollout_fragment_length="auto")
+        .multi_agent(policies={SHARED_MODULE_ID}, policy_mapping_fn=shared_policy_mapping,
+                     count_steps_by="agent_steps")
+        .rl_module(model_config=model)
+        .learners(num_learners=0)
+        .debugging(seed=cfg["seed"], log_level="WARN")
+        .reporting(log_gradients=False)
+        .callbacks(on_environment_created=functools.partial(limit_torch_threads, threads))
+    )
+    try:
+        config.training(**cfg["hyperparams"])
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"training config key 'hyperparams' {cfg['hyperparams']!r}: "
+                         f"PPOConfig.training rejects it ({exc})") from exc
+    return config
+
+
+def module_spec(cfg: dict, inference_only: bool = True):
+    """The ``RLModuleSpec`` of the shared module a config trains (spaces from its env config)."""
+    from ray.rllib.core.rl_module.rl_module import RLModuleSpec  # noqa: PLC0415
+
+    from .model_files import env_spaces  # noqa: PLC0415
+
+    config = algorithm_config(cfg)
+    obs_space, act_space = env_spaces(cfg["env"])
+    default = config.get_default_rl_module_spec()
+    return RLModuleSpec(module_class=default.module_class, observation_space=obs_space,
+                        action_space=act_space, model_config=config.model_config,
+                        inference_only=inference_only)
+
+
+def save_module_weights(algo: Any, path: str) -> None:
+    """Write the learner's shared-module weights to an NPZ of plain arrays (atomically)."""
+    from orca_env.wrappers.rllib import SHARED_MODULE_ID  # noqa: PLC0415
+
+    weights = algo.learner_group.get_weights(module_ids=[SHARED_MODULE_ID])[SHARED_MODULE_ID]
+    arrays = {k: np.asarray(v.detach().cpu().numpy() if hasattr(v, "detach") else v)
+              for k, v in weights.items()}
+    tmp = path + ".tmp.npz"
+    np.savez(tmp, **arrays)
+    os.replace(tmp, path)
+
+
+def agent_steps_sampled(result: dict) -> int:
+    """Agent-steps sampled so far, from a result of ``Algorithm.train()``."""
+    er = result.get("env_runners", {})
+    for key in ("num_agent_steps_sampled_lifetime", "num_module_steps_sampled_lifetime"):
+        v = er.get(key)
+        if isinstance(v, dict):
+            return int(sum(v.values()))
+        if v is not None:
+            return int(v)
+    return int(result.get("num_env_steps_sampled_lifetime", 0))
+
+
+def train(cfg: dict, run_dir: str, progress_bar: bool = True) -> dict:
+    """Train per ``cfg`` into ``run_dir``; returns the training statistics.
+
+    Runs ``Algorithm.train()`` until ``n_timesteps`` agent-steps are sampled, saving an RLlib
+    checkpoint every ``checkpoint_freq`` agent-steps and at the end, then the module's weights.
+    """
+    import ray  # noqa: PLC0415
+
+    started = not ray.is_initialized()
+    if started:
+        # RAY_ADDRESS, when set, names the cluster; otherwise a local Ray starts.
+        ray.init(include_dashboard=False, log_to_driver=False)
+    from orca_env.wrappers.rllib import limit_torch_threads  # noqa: PLC0415
+
+    limit_torch_threads(cfg["torch_threads"])
+    algo = algorithm_config(cfg).build_algo()
+    ckpt = os.path.join(run_dir, RLLIB_CHECKPOINT_DIR)
+    t0 = time.perf_counter()
+    steps = env_steps = iters = 0
+    next_ckpt = cfg["checkpoint_freq"]
+    try:
+        while steps < cfg["n_timesteps"]:
+            result = algo.train()
+            iters += 1
+            steps = agent_steps_sampled(result)
+            env_steps = int(result.get("env_runners", {}).get("num_env_steps_sampled_lifetime",
+                                                                 env_steps))
+            if progress_bar:
+                ret = result.get("env_runners", {}).get("episode_return_mean")
+                ret = "-" if ret is None or not np.isfinite(ret) else f"{float(ret):.2f}"
+                print(f"  iteration {iters}: {steps:,} agent-steps, mean episode return {ret} "
+                      f"(all agents' sum), {time.perf_counter() - t0:.0f} s", flush=True)
+            if steps >= next_ckpt:
+                algo.save_to_path(os.path.abspath(ckpt))
+                next_ckpt = (steps // cfg["checkpoint_freq"] + 1) * cfg["checkpoint_freq"]
+        wall = time.perf_counter() - t0
+        algo.save_to_path(os.path.abspath(ckpt))
+        save_module_weights(algo, os.path.join(run_dir, RLLIB_WEIGHTS_FILE))
+    finally:
+        algo.stop()
+        if started:
+            ray.shutdown()
+    return {
+        "backend": "rllib",
+        "timesteps": steps,
+        "timesteps_this_run": steps,
+        "env_steps": env_steps,
+        "iterations": iters,
+        "num_env_runners": cfg["num_env_runners"],
+        "envs_per_runner": cfg["n_envs"],
+        "wall_seconds": round(wall, 2),
+        "samples_per_second": round(steps / wall, 1) if wall > 0 else None,
+    }
+
+
+def compare(cfg: dict, run_dir: str, video: bool = True) -> dict:
+    """The three-way comparison of :func:`orca_env.training.comparison.compare` for an RLlib run.
+
+    The same policies, seeds, files and table; the trained policy is loaded with
+    :func:`orca_env.policies.rllib.load`.
+    """
+    from orca_env.baselines import OrcaPolicy  # noqa: PLC0415
+    from orca_env.evaluation import eval_seeds, evaluate  # noqa: PLC0415
+    from orca_env.policies.rllib import load  # noqa: PLC0415
+
+    from .comparison import (  # noqa: PLC0415
+        _video_from_log,
+        format_comparison,
+        without_safety_layer,
+    )
+    from .run_folder import COMPARISON_JSON, COMPARISON_TXT  # noqa: PLC0415
+
+    out_dir = os.path.join(run_dir, EVAL_DIR)
+    seeds = eval_seeds(int(cfg["eval"]["n_episodes"]))
+    trained = load(run_dir)
+    runs = [("trained+safety", "trained_safety", trained, cfg["env"]),
+            ("pure ORCA", "orca", OrcaPolicy(), cfg["env"]),
+            ("trained, no safety", "trained_no_safety", trained,
+             without_safety_layer(cfg["env"]))]
+    want_video = video and cfg["eval"].get("video", True)
+    reports = {}
+    for label, sub, pol, env_cfg in runs:
+        logs = 1 if want_video and sub == "trained_safety" else 0
+        reports[label] = evaluate(env_cfg, pol, seeds=seeds, out_dir=os.path.join(out_dir, sub),
+                                  logs=logs)
+        if logs:
+            _video_from_log(os.path.join(out_dir, sub), seeds[0])
+    header = (f"Held-out evaluation seeds {seeds[0]}..{seeds[-1]} ({len(seeds)} episodes), "
+              f"scenario {reports['pure ORCA']['config']['scenario']}; mean and 95% CI:")
+    table = format_comparison(reports)
+    print(header)
+    print(table)
+    atomic_write_text(os.path.join(out_dir, COMPARISON_TXT), header + "\n" + table + "\n")
+    atomic_write_text(os.path.join(out_dir, COMPARISON_JSON),
+                      json.dumps({label: {"policy": r["policy"], "aggregate": r["aggregate"]}
+                                  for label, r in reports.items()}, indent=1, sort_keys=True))
+    return reports
+
+
+def run_experiment(config: str | os.PathLike | None = None, *, run_dir: str | None = None,
+                   runs_root: str = "runs", resume: str | None = None,
+                   n_timesteps: int | None = None, n_envs: int | None = None,
+                   seed: int | None = None, eval_episodes: int | None = None,
+                   evaluate: bool = True, video: bool = True, progress_bar: bool = True,
+                   ship_result: bool = False, num_env_runners: int | None = None) -> dict:
+    """Train and evaluate one RLlib run (:func:`orca_env.training.run_experiment`'s arguments).
+
+    Everything that can reject the run (the config, RLlib's view of its hyperparameters, the
+    seeds) is checked before the run folder is created.
+
+    Returns:
+        ``{"run_dir", "stats", "results"}`` as the SB3 pipeline.
+
+    Raises:
+        MissingExtraError: If ray[rllib] or torch is missing (an ``ImportError`` naming the
+            extra).
+        ValueError: On a config or seed training refuses, or on ``resume`` / ``ship_result``
+            (not supported by this backend yet).
+    """
+    from orca_env.evaluation import is_eval_seed  # noqa: PLC0415
+
+    from .config import DEFAULT_CONFIG, load_train_config  # noqa: PLC0415
+
+    if resume:
+        raise ValueError(f"--resume {resume!r}: resuming is not supported for backend rllib yet "
+                         f"(its RLlib checkpoint is in {RLLIB_CHECKPOINT_DIR}/)")
+    if ship_result:
+        raise ValueError("--ship: shipping is not supported for backend rllib yet")
+    _require_ray("training with backend rllib")
+    cfg_path = config or DEFAULT_CONFIG
+    cfg = load_train_config(cfg_path, n_timesteps=n_timesteps, n_envs=n_envs, seed=seed,
+                            num_env_runners=num_env_runners)
+    if cfg.get("backend") != "rllib":
+        raise ValueError(f"training config {os.fspath(cfg_path)!r} has backend "
+                         f"{cfg.get('backend')!r}, not 'rllib'")
+    check_config(cfg)
+    if eval_episodes is not None:
+        cfg["eval"]["n_episodes"] = eval_episodes
+    copies = max(cfg["num_env_runners"], 1) * cfg["n_envs"]
+    if any(is_eval_seed(cfg["seed"] + e) for e in range(copies)):
+        raise ValueError(f"seed {cfg['seed']}: training would reset env copies with seeds "
+                         f"{cfg['seed']}..{cfg['seed'] + copies - 1}, which overlap the "
+                         f"evaluation seeds 10_000..19_999; pick another seed")
+    algorithm_config(cfg)  # RLlib's verdict on hyperparams and policy_kwargs, before any file
+    config_name = os.path.splitext(os.path.basename(os.fspath(cfg_path)))[0]
+    run_dir = run_dir or new_run_dir(cfg, os.fspath(cfg_path), runs_root)
+    write_run_info(run_dir, cfg, config_name)
+    print(f"Run folder: {run_dir}")
+    t_all = time.perf_counter()
+    stats = train(cfg, run_dir, progress_bar=progress_bar)
+    stats["algo"] = cfg["algo"]
+    atomic_write_text(os.path.join(run_dir, TRAIN_STATS_FILE), json.dumps(stats, indent=1))
+    results = compare(cfg, run_dir, video=video) if evaluate else None
+    print(f"Training throughput: {stats['samples_per_second']:,.0f} agent samples/s with "
+          f"{cfg['num_env_runners']} env runner(s) x {cfg['n_envs']} env(s) "
+          f"({stats['timesteps']:,} samples in {stats['wall_seconds']:.0f} s).")
+    print(f"Total wall time {time.perf_counter() - t_all:.0f} s; run folder {run_dir} "
+          f"(config {run_name(run_dir)}, {CONFIG_FILE}, {RLLIB_WEIGHTS_FILE})")
+    return {"run_dir": run_dir, "stats": stats, "results": results}
