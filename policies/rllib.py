@@ -7,11 +7,12 @@ own checkpoint ``rllib_checkpoint/``. :func:`load` rebuilds the network from ``c
 ``DefaultModelConfig``) and fills in the weights from the NPZ.
 
 What is trusted: the installed ray and orca-env packages (their code builds the network).
-What is read from the run folder: ``config.yaml`` through ``yaml.safe_load`` (plain data) and
-``rllib_module.npz`` through ``np.load(allow_pickle=False)`` (plain arrays, whose names and
-shapes must match the rebuilt network's). Nothing is unpickled: ``rllib_checkpoint/`` (RLlib's
-``class_and_ctor_args.pkl`` and state pickles, which run code when loaded) is never opened here;
-load it with RLlib's ``Algorithm.from_checkpoint`` only if you trust its author.
+What is read from the run folder: ``config.yaml`` through the strict YAML loader
+(``orca_env.config.load_yaml``: plain data) and ``rllib_module.npz`` through
+``np.load(allow_pickle=False)`` (plain arrays, whose names and shapes must match the rebuilt
+network's). Nothing is unpickled: ``rllib_checkpoint/`` (RLlib's ``class_and_ctor_args.pkl``
+and state pickles, which run code when loaded) is never opened here; load it with RLlib's
+``Algorithm.from_checkpoint`` only if you trust its author.
 
 Actions are the mean of the Gaussian the module outputs (``deterministic=True``, for
 evaluation) or samples from it drawn with ``numpy`` from ``seed``, clipped to the action box.
@@ -33,8 +34,8 @@ import os
 from typing import Any
 
 import numpy as np
-import yaml
 
+from orca_env.config import load_yaml
 from orca_env.training.run_folder import CONFIG_FILE, RLLIB_WEIGHTS_FILE
 
 __all__ = ["RLlibPolicy", "is_rllib_run", "load"]
@@ -125,8 +126,7 @@ def load(path: str | os.PathLike, deterministic: bool = True, env: Any = None,
         raise FileNotFoundError(f"RLlib run {run_dir!r} has no {CONFIG_FILE}: the network is "
                                 f"rebuilt from it")
     _require_ray(f"loading the RLlib run {path!r}")
-    with open(cfg_path, encoding="utf-8") as fh:
-        config = yaml.safe_load(fh) or {}
+    config = load_yaml(cfg_path) or {}
     if not isinstance(config, dict) or config.get("backend") != "rllib":
         raise ValueError(f"{cfg_path}: not a config of backend rllib (backend "
                          f"{config.get('backend') if isinstance(config, dict) else None!r})")

@@ -41,10 +41,10 @@ import time
 from typing import Any
 
 import numpy as np
-import yaml
 
 from orca_env.files import atomic_write_text
 
+from .config import DEFAULT_CONFIG
 from .run_folder import (
     CONFIG_FILE,
     EVAL_DIR,
@@ -70,13 +70,17 @@ def config_backend(path: str | os.PathLike | None) -> str:
     """The ``backend`` a training YAML names (``sb3`` when it names none or is not a mapping).
 
     Args:
-        path: The YAML file (a path that does not exist reads as ``sb3``; the loader reports
-            it).
+        path: The YAML file, resolved as :func:`~orca_env.training.config.resolve_config_path`
+            does (a config that cannot be found or read is ``sb3``'s: its loader reports it).
     """
-    if path is None or not os.path.isfile(path):
+    from orca_env.config import load_yaml  # noqa: PLC0415
+
+    from .config import resolve_config_path  # noqa: PLC0415
+
+    try:
+        data = load_yaml(resolve_config_path(path or DEFAULT_CONFIG)) or {}
+    except (FileNotFoundError, ValueError):
         return "sb3"
-    with open(path, encoding="utf-8") as fh:
-        data = yaml.safe_load(fh) or {}
     return str(data.get("backend", "sb3")) if isinstance(data, dict) else "sb3"
 
 
@@ -317,7 +321,7 @@ def run_experiment(config: str | os.PathLike | None = None, *, run_dir: str | No
     """
     from orca_env.evaluation import is_eval_seed  # noqa: PLC0415
 
-    from .config import DEFAULT_CONFIG, load_train_config  # noqa: PLC0415
+    from .config import load_train_config  # noqa: PLC0415
 
     if resume:
         raise ValueError(f"--resume {resume!r}: resuming is not supported for backend rllib yet "
