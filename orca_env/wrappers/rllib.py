@@ -11,10 +11,11 @@ Per-agent ``terminateds``/``truncateds`` are the env's. ``"__all__"`` is in both
 step; it is ``True`` in exactly one of them once no live agent remains (``env.agents`` empty):
 in ``truncateds`` when every agent that finished on that step was truncated, otherwise in
 ``terminateds`` (a mixed step, or all terminated). Either ends RLlib's episode and resets the
-copy. A ``step`` after that raises ``RuntimeError`` until ``reset``. Note that RLlib 2.60's
-``MultiAgentEpisode`` itself marks every agent still in the episode as terminated once all of
-them are done (its "case 2"), so the truncation of the agents that time out on the last step
-reaches the learner as a termination; the per-agent flags handed to RLlib are the truthful ones.
+copy. A ``step`` after that raises ``RuntimeError`` until ``reset``. The per-agent flags handed
+to RLlib are the truthful ones, but RLlib 2.60's ``MultiAgentEpisode`` marks every agent of the
+last step terminated once all agents are done (its "case 2"; also when all were truncated), so a
+time-limit truncation on the last step reaches the learner as a termination (no value
+bootstrap). The SB3 adapter bootstraps it.
 
 Agents that leave
 -----------------
