@@ -1,0 +1,146 @@
+"""Batched worlds: RVO2's ``doStep`` for many independent worlds in one numba call.
+
+A batch holds ``B`` worlds of ``n`` agents each (the same ``n`` for every world). Agent arrays
+are the worlds' agent arrays concatenated: agent ``i`` of world ``b`` is row ``b * n + i``, and
+inside a kernel a world sees its own rows as a world-local view (``pos[b * n:(b + 1) * n]``), so
+agent ids, kd-tree permutations and tie-breaks are exactly those of a single
+:class:`~orca_env.core.simulator.Simulator` holding that world. Obstacles differ per world and
+are concatenated with offsets: world ``b`` owns vertices ``obst_off[b]:obst_off[b + 1]`` (vertex
+ids inside a world's slice are world-local) and index boxes ``box_off[b]:box_off[b + 1]``.
+
+Nothing of the ORCA math is written here: :func:`step_world` is ``Simulator.step`` (partition of
+the persistent kd-tree order, :func:`~orca_env.core.kdtree.build_agent_tree`,
+``kernels._compute_block``, :func:`~orca_env.core.kernels.apply_velocities`) on one world's views,
+and callers loop over worlds inside numba. Results are bit-identical to one ``Simulator`` per
+world. Kernels never validate: the env layer (:mod:`orca_env.vector`) builds the arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .kdtree import AgentTree, build_agent_tree, partition_active, query_many
+from .kernels import AgentParams, StepOutput, _compute_block, apply_velocities
+from .obstacles import Obstacles
+
+__all__ = ["world_obstacles", "step_world", "step_worlds", "query_world_neighbors"]
+
+
+@njit(cache=True, error_model="numpy")
+def world_obstacles(obst, obst_off, box_off, b):
+    """World ``b``'s obstacle bundle (a plain tuple in ``Obstacles`` field order) of views.
+
+    Args:
+        obst: concatenated ``Obstacles`` fields (plain tuple): points (M, 2) float64, next_ids,
+            prev_ids (M,) int64 world-local, unit_dirs (M, 2) float64, convex (M,) bool,
+            seg_order (M,) int64 world-local, seg_boxes (S, 4) float64.
+        obst_off: (B + 1,) int64 vertex offsets per world.
+        box_off: (B + 1,) int64 index-box offsets per world.
+        b: the world.
+    """
+    o0 = obst_off[b]
+    o1 = obst_off[b + 1]
+    return (obst[0][o0:o1], obst[1][o0:o1], obst[2][o0:o1], obst[3][o0:o1], obst[4][o0:o1],
+            obst[5][o0:o1], obst[6][box_off[b]:box_off[b + 1]])
+
+
+@njit(cache=True, error_model="numpy")
+def step_world(pos, vel, pref, active, kd_order, params, time_step, obst, max_nbr_cap, out,
+               nodes, new_vel):
+    """``Simulator.step`` on one world's arrays (RVO2's ``doStep``), without the clock.
+
+    Args:
+        pos: (n, 2) float64 positions, m, updated in place.
+        vel: (n, 2) float64 velocities, m/s, updated in place.
+        pref: (n, 2) float64 preferred velocities, m/s.
+        active: (n,) bool.
+        kd_order: (n,) int64 the kd-tree's persistent agent order, updated in place.
+        params: ``AgentParams`` fields of the world (plain tuple, (n,) arrays).
+        time_step: s.
+        obst: the world's ``Obstacles`` fields (plain tuple, see :func:`world_obstacles`).
+        max_nbr_cap: >= every ``max_neighbors`` of the world.
+        out: ``StepOutput`` fields (plain tuple); its ``velocity`` is ignored, ``new_vel`` used.
+        nodes: (begin, end, left, right, box) kd-tree node scratch, >= max(2n - 1, 1) rows.
+        new_vel: (n, 2) float64 scratch for the new velocities.
+    """
+    n_all = kd_order.shape[0]
+    tmp = np.empty(n_all, dtype=np.int64)
+    na = partition_active(kd_order, active, tmp)
+    kd_order[:] = tmp
+    order = kd_order[:na]
+    m = max(2 * na - 1, 1)
+    tree = (order, nodes[0][:m], nodes[1][:m], nodes[2][:m], nodes[3][:m], nodes[4][:m])
+    build_agent_tree(pos, tree)
+    new_vel[:] = vel
+    step_out = (new_vel, out[1], out[2], out[3], out[4])
+    if na:
+        _compute_block(order, pos, vel, pref, AgentParams(*params), time_step, AgentTree(*tree),
+                       Obstacles(*obst), max_nbr_cap, StepOutput(*step_out))
+    apply_velocities(order, active, pos, vel, pref, time_step, obst, step_out)
+
+
+@njit(cache=True, error_model="numpy")
+def step_worlds(worlds, n, pos, vel, pref, active, kd_order, params, time_step, obst, obst_off,
+                box_off, max_nbr_cap, out, nodes, new_vel):
+    """:func:`step_world` for the worlds ``worlds`` of a batch, in one call.
+
+    Args:
+        worlds: (w,) int64 worlds to step.
+        n: agents per world.
+        pos: (B * n, 2) float64 positions, m, concatenated over worlds; updated in place.
+        vel: (B * n, 2) float64 velocities, m/s; updated in place.
+        pref: (B * n, 2) float64 preferred velocities, m/s.
+        active: (B * n,) bool.
+        kd_order: (B * n,) int64 world-local persistent kd-tree orders.
+        params: ``AgentParams`` fields, (B * n,) arrays.
+        time_step: s.
+        obst: concatenated ``Obstacles`` fields (see :func:`world_obstacles`).
+        obst_off: (B + 1,) int64.
+        box_off: (B + 1,) int64.
+        max_nbr_cap: >= every ``max_neighbors``.
+        out: ``StepOutput`` fields, (B * n, ...) arrays (``velocity`` unused).
+        nodes: kd-tree node scratch, each (B * max(2n - 1, 1), ...).
+        new_vel: (B * n, 2) float64 scratch.
+    """
+    nn = max(2 * n - 1, 1)
+    for w in range(worlds.shape[0]):
+        b = worlds[w]
+        a0 = b * n
+        a1 = a0 + n
+        t0 = b * nn
+        t1 = t0 + nn
+        wparams = (params[0][a0:a1], params[1][a0:a1], params[2][a0:a1], params[3][a0:a1],
+                   params[4][a0:a1], params[5][a0:a1], params[6][a0:a1])
+        wout = (out[0][a0:a1], out[1][a0:a1], out[2][a0:a1], out[3][a0:a1], out[4][a0:a1])
+        wnodes = (nodes[0][t0:t1], nodes[1][t0:t1], nodes[2][t0:t1], nodes[3][t0:t1],
+                  nodes[4][t0:t1])
+        step_world(pos[a0:a1], vel[a0:a1], pref[a0:a1], active[a0:a1], kd_order[a0:a1], wparams,
+                   time_step, world_obstacles(obst, obst_off, box_off, b), max_nbr_cap, wout,
+                   wnodes, new_vel[a0:a1])
+
+
+@njit(cache=True, error_model="numpy")
+def query_world_neighbors(slots, pos, active, kd_order, range_sq, k, nodes, out_ids, out_dsq):
+    """``Simulator.query_agent_neighbors_unchecked`` on one world's arrays.
+
+    A fresh tree over the active agents, built from a copy of the persistent order (which stays
+    untouched), then :func:`~orca_env.core.kdtree.query_many`.
+
+    Args:
+        slots: (q,) int64 world-local agent ids to query.
+        pos: (n, 2) float64 positions, m.
+        active: (n,) bool.
+        kd_order: (n,) int64 the world's persistent kd-tree order (read only).
+        range_sq: squared range, m^2.
+        k: neighbours per agent.
+        nodes: (begin, end, left, right, box) node scratch, >= max(2n - 1, 1) rows.
+        out_ids: (q, k) int64 output, prefilled with -1.
+        out_dsq: (q, k) float64 output, prefilled with inf.
+    """
+    tmp = np.empty(kd_order.shape[0], dtype=np.int64)
+    na = partition_active(kd_order, active, tmp)
+    m = max(2 * na - 1, 1)
+    tree = (tmp[:na], nodes[0][:m], nodes[1][:m], nodes[2][:m], nodes[3][:m], nodes[4][:m])
+    build_agent_tree(pos, tree)
+    query_many(slots, pos, range_sq, k, tree, out_ids, out_dsq)

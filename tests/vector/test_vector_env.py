@@ -1,0 +1,149 @@
+"""OrcaVectorEnv: per world bit-identical to OrcaEnv with the same seed; masks; validation."""
+
+import numpy as np
+import pytest
+
+import orca_env
+from orca_env.vector import OrcaVectorEnv
+
+# The shared runs use actions outside the box on purpose (clipping is part of the contract).
+pytestmark = pytest.mark.filterwarnings("ignore:actions outside the box")
+
+
+def _run_pair(config, worlds, steps, seed, **kw):
+    """Step a vector env and one single env per world with the same actions; compare bits.
+
+    Actions alternate between each single env's heuristic (pure ORCA, so agents reach goals and
+    collide) and uniform random ones. Returns (resets seen, finished rows seen).
+    """
+    v = OrcaVectorEnv(config, worlds, seed=seed, **kw)
+    obs, info = v.reset()
+    envs = [orca_env.parallel_env(config, infos="compact", **kw) for _ in range(worlds)]
+    L = v.num_agents_per_world
+    assert obs.shape == (worlds * L, v.single_observation_space.shape[0])
+    assert obs.dtype == np.float32 and info["alive"].all()
+    for b, e in enumerate(envs):
+        o, _ = e.reset(seed=seed + b)
+        for k, a in enumerate(e.possible_agents):
+            assert np.array_equal(obs[b * L + k], o[a])
+    rng = np.random.default_rng(seed)
+    resets = finished = 0
+    for t in range(steps):
+        act = rng.uniform(-1.2, 1.2, (worlds * L, 2)).astype(np.float32)
+        for b, e in enumerate(envs):
+            if t % 3:
+                for a, h in e.heuristic_actions().items():
+                    act[b * L + e.possible_agents.index(a)] = h
+        alive_before = v._alive.copy()
+        obs, rew, term, trunc, info = v.step(act)
+        assert np.array_equal(info["active"], alive_before)
+        assert rew.dtype == np.float64 and term.dtype == bool and trunc.dtype == bool
+        # Rows that did not act report nothing.
+        idle = ~info["active"]
+        assert not rew[idle].any() and not term[idle].any() and not trunc[idle].any()
+        for b, e in enumerate(envs):
+            acts = {a: act[b * L + e.possible_agents.index(a)] for a in e.agents}
+            o, r, te, tr, _ = e.step(acts)
+            for a in acts:
+                row = b * L + e.possible_agents.index(a)
+                done = te[a] or tr[a]
+                got = info["final_obs"][row] if done else obs[row]
+                assert np.array_equal(got, o[a]), (t, b, a)
+                assert rew[row] == r[a] and term[row] == te[a] and trunc[row] == tr[a], (t, b, a)
+                assert info["active"][row]
+                if done:
+                    finished += 1
+                    assert info["_final_obs"][row]
+            assert info["world_reset"][b] == (not e.agents)
+            if not e.agents:
+                resets += 1
+                o, _ = e.reset()
+                for k, a in enumerate(e.possible_agents):
+                    assert np.array_equal(obs[b * L + k], o[a])
+                assert info["alive"][b * L:(b + 1) * L].all()
+            else:
+                for k, a in enumerate(e.possible_agents):
+                    row = b * L + k
+                    assert info["alive"][row] == (a in e.agents)
+                    if a not in e.agents:
+                        assert not obs[row].any()  # finished rows read all-zero
+    v.close()
+    return resets, finished
+
+
+def test_circle_dense_bit_identical_to_single_envs():
+    resets, finished = _run_pair("circle_dense", 3, 260, seed=7)
+    assert resets >= 3 and finished > 10
+
+
+def test_obstacles_crowd_and_new_goals_bit_identical():
+    # Different random obstacles per world, ORCA and non-reactive crowds with new goals.
+    resets, finished = _run_pair("random_obstacles", 3, 200, seed=3, guidance=False)
+    assert resets >= 1 and finished > 0
+
+
+def test_crowd_noise_bit_identical():
+    # blocks: ORCA crowd with RVO2's noise, drawn from each world's generator.
+    env = orca_env.parallel_env("blocks")
+    assert env._any_noise
+    _run_pair("blocks", 2, 120, seed=11, max_steps=60)
+
+
+def test_threads_give_identical_results():
+    outs = []
+    for threads in (1, 2):
+        v = OrcaVectorEnv("circle_dense", 4, seed=0, num_threads=threads)
+        obs, _ = v.reset()
+        rng = np.random.default_rng(0)
+        seq = [obs]
+        for _ in range(120):
+            obs, rew, term, trunc, _ = v.step(rng.uniform(-1, 1, (v.num_envs, 2)))
+            seq += [obs, rew, term, trunc]
+        v.close()
+        outs.append(seq)
+    for a, b in zip(*outs, strict=True):
+        assert np.array_equal(a, b)
+
+
+def test_seed_list_and_infos():
+    v = OrcaVectorEnv("circle_dense", 2, infos=True)
+    obs, _ = v.reset(seed=[5, 9])
+    e = orca_env.parallel_env("circle_dense")
+    o, _ = e.reset(seed=9)
+    assert np.array_equal(obs[16], o["agent_0"])
+    _, rew, _, _, info = v.step(np.zeros((v.num_envs, 2)))
+    assert info["status"].shape == (32,) and info["reward_terms"].shape == (32, 7)
+    assert np.allclose(info["reward_terms"].sum(axis=1), rew)
+    assert info["collided_with"].dtype == np.int8
+    assert v.metadata["autoreset_mode"].name == "SAME_STEP"
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(num_worlds=0), "num_worlds"),
+    (dict(num_worlds=2.5), "num_worlds"),
+    (dict(num_worlds=2, seed=-1), "seed"),
+    (dict(num_worlds=2, seed=[1]), "seed"),
+    (dict(num_worlds=2, infos="full"), "infos"),
+])
+def test_constructor_validation(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        OrcaVectorEnv("circle_dense", **kwargs)
+
+
+def test_unsupported_configs_and_bad_actions():
+    with pytest.raises(ValueError, match="guidance"):
+        OrcaVectorEnv("random_obstacles", 2)
+    v = OrcaVectorEnv("circle_dense", 2, seed=0)
+    with pytest.raises(RuntimeError, match="reset"):
+        v.step(np.zeros((32, 2)))
+    v.reset()
+    with pytest.raises(ValueError, match="actions"):
+        v.step(np.zeros((31, 2)))
+    with pytest.raises(ValueError, match="actions"):
+        v.step(np.full((32, 2), "a"))
+    bad = np.zeros((32, 2))
+    bad[5, 1] = np.nan
+    with pytest.raises(ValueError, match="row 5"):
+        v.step(bad)
+    with pytest.warns(UserWarning, match="clipped"):
+        v.step(np.full((32, 2), 3.0))
