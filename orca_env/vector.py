@@ -25,6 +25,7 @@ from numba import njit
 
 from .collisions import agent_collisions, obstacle_collisions
 from .core.batch import query_world_neighbors, step_world, world_obstacles
+from .core.kernels import AgentParams
 from .core.obstacles import query_many as query_obstacles
 from .environment import OrcaEnv
 from .observations import build_observations, nearest_clearances
@@ -33,8 +34,12 @@ from .step import clip_actions, goals_and_stalls, outcomes, preferred_velocities
 
 __all__ = ["OrcaVectorEnv"]
 
+#: The ``Simulator`` property each ``kernels.AgentParams`` field is copied from, in field order
+#: (see the checklist in ``orca_env/core/kernels.py``).
 _ORCA_PARAM_PROPS = ("radii", "max_speeds", "neighbor_dists", "max_neighbors_arr", "time_horizons",
                      "time_horizons_obst", "responsibilities")
+if len(_ORCA_PARAM_PROPS) != len(AgentParams._fields):
+    raise ImportError("_ORCA_PARAM_PROPS must name one Simulator property per AgentParams field")
 
 
 @njit(cache=True, error_model="numpy")

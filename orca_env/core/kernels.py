@@ -50,6 +50,9 @@ CONTACT_MARGIN = 1e-6
 #   3. Its use in ``_compute_block`` (or ``apply_velocities``): ``x = params.<name>`` next to the
 #      other field reads at the top, then ``x[i]`` in the loop (or ``x`` / ``x[i]`` passed to the
 #      helper that needs it).
+#   4. Batched worlds slice every field per world by position (plain tuples in field order):
+#      ``core/batch.py`` (``step_worlds``) and ``orca_env/vector.py`` (``_world_step``, and
+#      ``_ORCA_PARAM_PROPS``: the ``Simulator`` property each field is copied from at a reset).
 class AgentParams(NamedTuple):
     """Per-agent parameters, (n_agents,) arrays indexed by agent id (see ``Simulator``)."""
 
