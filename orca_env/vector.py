@@ -327,7 +327,7 @@ class OrcaVectorEnv(VectorEnv):
             np.broadcast_to(self.single_observation_space.high, (B * L, d)), dtype=np.float32)
         self.action_space = spaces.Box(-1.0, 1.0, (B * L, 2), dtype=np.float32)
         self._threads = min(int(cfg.num_threads or 1), B)
-        self._pool = ThreadPoolExecutor(self._threads) if self._threads > 1 else None
+        self._pool = ThreadPoolExecutor(self._threads - 1) if self._threads > 1 else None
         # Contiguous blocks of worlds, one per thread.
         self._blocks = np.array_split(np.arange(B, dtype=np.int64), self._threads)
 
@@ -534,7 +534,9 @@ class OrcaVectorEnv(VectorEnv):
             _step_worlds(*args)
         else:
             rest = args[1:]
-            for f in [self._pool.submit(_step_worlds, blk, *rest) for blk in self._blocks]:
+            futures = [self._pool.submit(_step_worlds, blk, *rest) for blk in self._blocks[1:]]
+            _step_worlds(self._blocks[0], *rest)  # this thread takes the first block
+            for f in futures:
                 f.result()
         if renew.any():
             self._renew_goals(renew)
