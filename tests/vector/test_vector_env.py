@@ -10,11 +10,12 @@ from orca_env.vector import OrcaVectorEnv
 pytestmark = pytest.mark.filterwarnings("ignore:actions outside the box")
 
 
-def _run_pair(config, worlds, steps, seed, **kw):
+def _run_pair(config, worlds, steps, seed, random_every=3, **kw):
     """Step a vector env and one single env per world with the same actions; compare bits.
 
-    Actions alternate between each single env's heuristic (pure ORCA, so agents reach goals and
-    collide) and uniform random ones. Returns (resets seen, finished rows seen).
+    Actions are each single env's heuristic (pure ORCA, so agents reach goals and collide), and
+    every ``random_every``-th step (0: never) uniform random ones. Returns (resets seen, finished
+    rows seen, truncated rows seen).
     """
     v = OrcaVectorEnv(config, worlds, seed=seed, **kw)
     obs, info = v.reset()
@@ -27,11 +28,11 @@ def _run_pair(config, worlds, steps, seed, **kw):
         for k, a in enumerate(e.possible_agents):
             assert np.array_equal(obs[b * L + k], o[a])
     rng = np.random.default_rng(seed)
-    resets = finished = 0
+    resets = finished = truncated = 0
     for t in range(steps):
         act = rng.uniform(-1.2, 1.2, (worlds * L, 2)).astype(np.float32)
         for b, e in enumerate(envs):
-            if t % 3:
+            if random_every == 0 or t % random_every:
                 for a, h in e.heuristic_actions().items():
                     act[b * L + e.possible_agents.index(a)] = h
         alive_before = v._alive.copy()
@@ -41,6 +42,7 @@ def _run_pair(config, worlds, steps, seed, **kw):
         # Rows that did not act report nothing.
         idle = ~info["active"]
         assert not rew[idle].any() and not term[idle].any() and not trunc[idle].any()
+        truncated += int(trunc.sum())
         for b, e in enumerate(envs):
             acts = {a: act[b * L + e.possible_agents.index(a)] for a in e.agents}
             o, r, te, tr, _ = e.step(acts)
@@ -68,17 +70,17 @@ def _run_pair(config, worlds, steps, seed, **kw):
                     if a not in e.agents:
                         assert not obs[row].any()  # finished rows read all-zero
     v.close()
-    return resets, finished
+    return resets, finished, truncated
 
 
 def test_circle_dense_bit_identical_to_single_envs():
-    resets, finished = _run_pair("circle_dense", 3, 260, seed=7)
+    resets, finished, _ = _run_pair("circle_dense", 3, 260, seed=7)
     assert resets >= 3 and finished > 10
 
 
 def test_obstacles_crowd_and_new_goals_bit_identical():
     # Different random obstacles per world, ORCA and non-reactive crowds with new goals.
-    resets, finished = _run_pair("random_obstacles", 3, 200, seed=3, guidance=False)
+    resets, finished, _ = _run_pair("random_obstacles", 3, 200, seed=3, guidance=False)
     assert resets >= 1 and finished > 0
 
 
@@ -147,3 +149,28 @@ def test_unsupported_configs_and_bad_actions():
         v.step(bad)
     with pytest.warns(UserWarning, match="clipped"):
         v.step(np.full((32, 2), 3.0))
+
+
+def test_unsafe_learners_world_frame_and_continue_bit_identical():
+    # Learners without the safety layer (their core result is overwritten), a parked crowd,
+    # world-frame observations, collisions that do not end the episode, stall deadlocks.
+    small = {"radius": 0.3, "max_speed": 1.0, "pref_speed": 1.0, "neighbor_dist": 4.0,
+             "time_horizon": 3.0}
+    cfg = {"scenario": "circle_v0", "scenario_kwargs": {"circle_radius": 3.0, "jitter": 0.1},
+           "max_steps": 70, "on_collision": "continue",
+           "stall": {"window": 4, "speed_fraction": 0.3},
+           "observation": {"frame": "world", "num_agents": 3, "range": 3.0},
+           "groups": [{"population": "learned", "count": 5, "on_goal": "stay",
+                       "safety_layer": False, **small},
+                      {"population": "learned", "count": 3, "on_goal": "stop", **small},
+                      {"population": "orca", "count": 4, "on_goal": "stay", **small},
+                      {"population": "non_reactive", "count": 2, "on_goal": "stop", **small}]}
+    resets, finished, _ = _run_pair(cfg, 3, 220, seed=21)
+    assert resets >= 2 and finished > 0
+
+
+def test_deadlocks_bit_identical():
+    # Without jitter pure ORCA deadlocks circle_dense: the per-world all-stalled rule truncates.
+    resets, _, truncated = _run_pair("circle_dense", 2, 150, seed=1, random_every=0,
+                                     scenario_kwargs={"jitter": 0.0}, stall={"window": 5})
+    assert resets >= 2 and truncated >= 32
