@@ -9,6 +9,12 @@ goals and stalls, observations, reward terms, outcomes) on world-local views, ca
 kernels ``OrcaEnv.step`` calls, so every world's observations, rewards, terminations and
 truncations are bit-identical to a single env reset with that world's seed and stepped with the
 same actions (``tests/vector``).
+
+Between resets the per-world ``OrcaEnv`` objects are only holders of the scenario, the
+generator and the world's obstacles (``sim`` for ``new_goals``); their agent state is stale.
+With ``num_threads > 1`` the worlds are split into blocks stepped by a thread pool, the kernel
+releasing the GIL: numba's ``prange`` cannot hand the kernels' tuple bundles to its parallel
+loop body (a ``TypeError`` in numba 0.68).
 """
 
 from __future__ import annotations
