@@ -55,9 +55,15 @@ def _announce_compilation() -> None:
     try:
         from .core import kernels  # noqa: PLC0415
 
-        index = kernels.compute_velocities_serial._cache._cache_file._index_path
-        cached = os.path.exists(index)
-        where = os.path.dirname(index)
+        # The single env's step kernel, and the vector env's when it is in use (a process that
+        # only steps worlds through OrcaVectorEnv never compiles the single env's).
+        entries = [kernels.compute_velocities_serial]
+        vector = sys.modules.get("orca_env.vector")
+        if vector is not None:
+            entries.append(vector._step_worlds)
+        indexes = [k._cache._cache_file._index_path for k in entries]
+        cached = any(os.path.exists(i) for i in indexes)
+        where = os.path.dirname(indexes[0])
     except Exception:  # noqa: BLE001  (numba internals differ between versions)
         return
     if not cached:
