@@ -200,6 +200,26 @@ def save_normalizer(venv: Any, path: str | os.PathLike) -> None:
     write_normalizer_stats(normalizer_stats(venv), path)
 
 
+
+def _read_npz(path: str, what: str, fmt: int, legacy_message: str) -> dict:
+    """The arrays of one of our NPZ files (never a pickle), checked for its ``format`` number.
+
+    Raises:
+        LegacyPickleError: If ``path`` is a ``.pkl`` (``legacy_message`` says why and how).
+        ValueError: If the file is not a readable NPZ of format ``fmt``.
+    """
+    if path.endswith(".pkl"):
+        raise LegacyPickleError(legacy_message)
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            raw = {k: z[k] for k in z.files}
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{what} {path!r} is not a readable NPZ "
+                         f"({type(exc).__name__}: {exc})") from exc
+    if raw.get("format", np.array(-1)).shape != () or int(raw["format"]) != fmt:
+        raise ValueError(f"{what} {path!r}: 'format' must be {fmt}, got {raw.get('format')!r}")
+    return raw
+
 def load_normalizer(path: str | os.PathLike) -> dict[str, Any]:
     """Read a normaliser NPZ (``allow_pickle=False``).
 
@@ -212,17 +232,7 @@ def load_normalizer(path: str | os.PathLike) -> dict[str, Any]:
         ValueError: If the file is not a normaliser NPZ of this format.
     """
     path = os.fspath(path)
-    if path.endswith(".pkl"):
-        raise LegacyPickleError(_legacy_message(path, "normaliser"))
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            raw = {k: z[k] for k in z.files}
-    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"normaliser {path!r} is not a readable NPZ "
-                         f"({type(exc).__name__}: {exc})") from exc
-    if raw.get("format", np.array(-1)).shape != () or int(raw["format"]) != NORMALIZER_FORMAT:
-        raise ValueError(f"normaliser {path!r}: 'format' must be {NORMALIZER_FORMAT}, got "
-                         f"{raw.get('format')!r}")
+    raw = _read_npz(path, "normaliser", NORMALIZER_FORMAT, _legacy_message(path, "normaliser"))
     want = [*_NORM_FLAGS, *_NORM_SCALARS, "ret_mean", "ret_var", "ret_count"]
     if "norm_obs" in raw and bool(raw["norm_obs"]):
         want += ["obs_mean", "obs_var", "obs_count"]
@@ -286,17 +296,9 @@ def load_replay_buffer(buffer: Any, path: str | os.PathLike) -> None:
             ``buffer_size``, ``n_envs`` or observation shape).
     """
     path = os.fspath(path)
-    if path.endswith(".pkl"):
-        raise LegacyPickleError(f"refusing to load the legacy replay buffer {path!r}: it is a "
-                                f"pickle, and loading a pickle runs any code in it")
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            raw = {k: z[k] for k in z.files}
-    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"replay buffer {path!r} is not a readable NPZ "
-                         f"({type(exc).__name__}: {exc})") from exc
-    if "format" not in raw or int(raw["format"]) != REPLAY_BUFFER_FORMAT:
-        raise ValueError(f"replay buffer {path!r}: 'format' must be {REPLAY_BUFFER_FORMAT}")
+    raw = _read_npz(path, "replay buffer", REPLAY_BUFFER_FORMAT,
+                    f"refusing to load the legacy replay buffer {path!r}: it is a pickle, and "
+                    f"loading a pickle runs any code in it")
     for key in _BUFFER_ARRAYS:
         mine = getattr(buffer, key, None)
         if mine is None:
