@@ -254,7 +254,8 @@ def _train_run(args: argparse.Namespace) -> int:
 
 # -- eval ---------------------------------------------------------------------------------------
 def _eval_arguments(e: argparse.ArgumentParser) -> None:
-    e.add_argument("config", help="scenario config (YAML path)")
+    e.add_argument("config", help="scenario config: a YAML path or a shipped config's name "
+                   "(circle_dense, bottleneck, ...)")
     e.add_argument("--policy", default="orca",
                    help="orca (default), random, a model file or run folder for the default "
                         "loader orca_env.policies:load_policy, or package.module:callable. A "
