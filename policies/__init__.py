@@ -8,6 +8,9 @@ action dict for the same agents, as ``env.step`` expects.
   symmetry-breaking noise); with the safety layer this is exactly an ORCA crowd agent.
 * :mod:`orca_env.policies.random`: uniform random actions (seeded).
 * :mod:`orca_env.policies.sb3`: a trained stable-baselines3 model from a run folder or ``.zip``.
+* :mod:`orca_env.policies.rllib`: a policy trained with ``backend: rllib`` from its run folder
+  (chosen by :func:`load_policy` and :func:`make_policy` when the folder holds
+  ``rllib_module.npz``).
 
 ``make_policy(name_or_path)`` builds one from a name (``orca``, ``random``, ``shipped``) or a
 path; ``load_policy(model_path, env)`` is the default loader of :mod:`orca_env.evaluation`
@@ -46,6 +49,12 @@ def make_policy(spec: str, **kwargs: Any):
         from .random import RandomPolicy  # noqa: PLC0415
 
         return RandomPolicy(**kwargs)
+    from .rllib import is_rllib_run  # noqa: PLC0415
+
+    if spec != "shipped" and is_rllib_run(spec):
+        from .rllib import load as load_rllib  # noqa: PLC0415
+
+        return load_rllib(spec, **kwargs)
     from .sb3 import load  # noqa: PLC0415
 
     return load(SHIPPED_MODEL if spec == "shipped" else spec, **kwargs)
@@ -59,6 +68,12 @@ def load_policy(model_path: str, env: Any = None):
         env: The evaluation env; when given, the model is checked against it (observation shape:
             ``ValueError``; different ``observation`` or ``groups`` config: ``UserWarning``).
     """
+    from .rllib import is_rllib_run  # noqa: PLC0415
+
+    if is_rllib_run(model_path):  # an RLlib run folder (or its rllib_module.npz)
+        from .rllib import load as load_rllib  # noqa: PLC0415
+
+        return load_rllib(model_path, env=env)
     from .sb3 import load  # noqa: PLC0415
 
     return load(model_path, env=env)

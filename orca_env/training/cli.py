@@ -59,6 +59,9 @@ def build_parser(prog: str = "train.py") -> argparse.ArgumentParser:
                    help="continue the run in RUN_DIR from its newest checkpoint")
     p.add_argument("--n-timesteps", type=_positive, default=None, help="override n_timesteps")
     p.add_argument("--n-envs", type=_positive, default=None, help="override n_envs")
+    p.add_argument("--num-env-runners", type=int, default=None, metavar="N",
+                   help="override num_env_runners (backend rllib: env runner processes, 0 "
+                        "samples in the driver)")
     p.add_argument("--seed", type=int, default=None, help="override seed")
     p.add_argument("--eval-episodes", type=_positive, default=None,
                    help="override eval.n_episodes (>= 1)")
@@ -92,7 +95,8 @@ def main(argv: list[str] | None = None, prog: str = "train.py") -> int:
                        resume=args.resume, n_timesteps=args.n_timesteps, n_envs=args.n_envs,
                        seed=args.seed, eval_episodes=args.eval_episodes,
                        evaluate=not args.no_eval, video=not args.no_video,
-                       progress_bar=not args.no_progress, ship_result=args.ship)
+                       progress_bar=not args.no_progress, ship_result=args.ship,
+                       num_env_runners=args.num_env_runners)
     except MissingExtraError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE

@@ -2,6 +2,8 @@
 
 A training config is YAML in rl-baselines3-zoo style; unknown keys are errors:
 
+    backend:        sb3 (default: stable-baselines3) | rllib (Ray RLlib: the keys below as
+                    orca_env.training.rllib reads them, plus num_env_runners)
     env:            env config (orca_env.config keys); ``config: <yaml>`` loads a base file
     algo:           ppo | sac
     n_envs:         env copies (VecEnv entries = n_envs * learned agents per copy)
@@ -31,7 +33,8 @@ from orca_env.config import _deep_merge, load_config, load_yaml
 from orca_env.configs import resolve as resolve_shipped
 
 __all__ = ["DEFAULT_CONFIG", "REPO_ROOT", "DEFAULTS", "EVAL_KEYS", "NORMALIZE_DEFAULTS",
-           "NORMALIZE_KEYS", "ALGOS", "ACTIVATIONS", "resolve_config_path", "load_train_config",
+           "NORMALIZE_KEYS", "ALGOS", "ACTIVATIONS", "BACKENDS", "BACKEND_KEYS",
+           "resolve_config_path", "load_train_config",
            "normalizes_observations", "policy_kwargs_from_config"]
 
 #: The default training config (a dense symmetric circle crossing where pure ORCA jams).
@@ -41,6 +44,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 
 #: Top-level keys of a training config and their defaults.
 DEFAULTS: dict[str, Any] = {
+    "backend": "sb3",
     "env": {},
     "algo": "ppo",
     "n_envs": 8,
@@ -54,6 +58,10 @@ DEFAULTS: dict[str, Any] = {
     "eval": {"n_episodes": 20, "video": True},
 }
 EVAL_KEYS = {"n_episodes", "video"}
+#: The training engines a config may name: stable-baselines3 or Ray RLlib.
+BACKENDS = ("sb3", "rllib")
+#: Keys only a config of that backend has, and their defaults.
+BACKEND_KEYS: dict[str, dict[str, Any]] = {"rllib": {"num_env_runners": 0}}
 #: ``normalize: true`` means these VecNormalize arguments; a mapping is merged into them.
 NORMALIZE_DEFAULTS = {"norm_obs": True, "norm_reward": False}
 #: VecNormalize keyword arguments a ``normalize`` mapping may set.
@@ -109,11 +117,21 @@ def load_train_config(path: str | os.PathLike | None = None, **overrides: Any) -
     data = load_yaml(path) or {}
     if not isinstance(data, dict):
         raise ValueError(f"training config {path!r} must be a mapping")
-    unknown = sorted(set(data) - set(DEFAULTS))
+    backend = overrides.get("backend") or data.get("backend", DEFAULTS["backend"])
+    if backend not in BACKENDS:
+        raise ValueError(f"training config key 'backend' must be one of {list(BACKENDS)}, got "
+                         f"{backend!r}")
+    extra = BACKEND_KEYS.get(backend, {})
+    unknown = sorted(set(data) - set(DEFAULTS) - set(extra))
     if unknown:
+        owner = [b for b, keys in BACKEND_KEYS.items() if unknown[0] in keys]
+        if owner:
+            raise ValueError(f"training config key {unknown[0]!r} is a key of backend "
+                             f"{owner[0]}, but {path!r} has backend {backend!r}")
         raise ValueError(f"unknown training config key {unknown[0]!r} in {path!r}; valid keys: "
-                         f"{sorted(DEFAULTS)}")
+                         f"{sorted([*DEFAULTS, *extra])}")
     cfg = copy.deepcopy(DEFAULTS)
+    cfg.update(copy.deepcopy(extra))
     cfg.update(copy.deepcopy(data))
     cfg.update({k: v for k, v in overrides.items() if v is not None})
     ev = dict(DEFAULTS["eval"])
@@ -178,6 +196,10 @@ def load_train_config(path: str | os.PathLike | None = None, **overrides: Any) -
     if not isinstance(ev["video"], bool):
         raise ValueError(f"training config key 'eval.video' must be true or false, "
                          f"got {ev['video']!r}")
+    if backend == "rllib":
+        from .rllib import check_config  # noqa: PLC0415  (no ray import)
+
+        check_config(cfg)
     return cfg
 
 

@@ -483,8 +483,11 @@ def run_experiment(config: str | os.PathLike | None = None, *, run_dir: str | No
                    n_timesteps: int | None = None, n_envs: int | None = None,
                    seed: int | None = None, eval_episodes: int | None = None,
                    evaluate: bool = True, video: bool = True, progress_bar: bool = True,
-                   ship_result: bool = False) -> dict:
+                   ship_result: bool = False, num_env_runners: int | None = None) -> dict:
     """Train (or resume), evaluate and optionally ship one run.
+
+    A config with ``backend: rllib`` runs :func:`orca_env.training.rllib.run_experiment`
+    instead (same arguments; ``num_env_runners`` overrides its key).
 
     Everything that can reject the run (the config, the env, the algorithm's arguments, the
     seeds, the ship name, the checkpoint to resume) is checked before the run folder is created
@@ -505,6 +508,7 @@ def run_experiment(config: str | os.PathLike | None = None, *, run_dir: str | No
         video: Render the comparison's video.
         progress_bar: Show SB3's progress bar.
         ship_result: :func:`ship` the result under the config's name.
+        num_env_runners: Overrides ``num_env_runners`` (backend rllib only; an error otherwise).
 
     Returns:
         ``{"run_dir", "stats" (training statistics), "results" (comparison reports or None)}``.
@@ -515,6 +519,17 @@ def run_experiment(config: str | os.PathLike | None = None, *, run_dir: str | No
         ValueError: On a config, seed or ship name that training refuses.
         TrainingInterrupted: On SIGINT or SIGTERM, after saving a checkpoint.
     """
+    from . import rllib  # noqa: PLC0415  (ray loads only for an RLlib run)
+
+    if rllib.config_backend(os.path.join(resume, CONFIG_FILE) if resume else config) == "rllib":
+        return rllib.run_experiment(
+            config, run_dir=run_dir, runs_root=runs_root, resume=resume, n_timesteps=n_timesteps,
+            n_envs=n_envs, seed=seed, eval_episodes=eval_episodes, evaluate=evaluate,
+            video=video, progress_bar=progress_bar, ship_result=ship_result,
+            num_env_runners=num_env_runners)
+    if num_env_runners is not None:
+        raise ValueError(f"num_env_runners={num_env_runners!r}: only backend rllib has env "
+                         f"runners")
     model_files.require_train_extra("training")
     resume_from = None
     if resume:

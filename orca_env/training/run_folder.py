@@ -15,6 +15,10 @@ Training writes everything of a run into one folder (the names are the constants
                            rl_model_replay_buffer_<n>_steps.npz, SB3's CheckpointCallback names
                            with NPZ instead of pickle)
         tb/                TensorBoard logs (when tensorboard is installed)
+        rllib_checkpoint/  backend rllib: RLlib's checkpoint (Algorithm.save_to_path; pickles,
+                           never loaded by orca-env); instead of model.zip and checkpoints/
+        rllib_module.npz   backend rllib: the shared module's weights as plain arrays (load with
+                           orca_env.policies.rllib.load(run_folder))
         train_stats.json   timesteps, wall time, throughput
         eval/              comparison.txt, comparison.json; per policy (trained_safety, orca,
                            trained_no_safety) the suite's metrics.json, episodes.csv;
@@ -50,7 +54,8 @@ __all__ = ["MODEL_FILE", "CONFIG_FILE", "NAME_FILE", "COMMAND_FILE", "GIT_FILE",
            "VECNORMALIZE_FILE", "REPLAY_BUFFER_FILE", "TRAIN_STATS_FILE", "CHECKPOINT_DIR",
            "CHECKPOINT_PREFIX", "TB_DIR", "EVAL_DIR", "COMPARISON_TXT", "COMPARISON_JSON",
            "RUN_NAME", "CHECKPOINT_ZIP", "SHIP_NAME", "git_info", "new_run_dir", "run_name",
-           "check_ship_name", "write_run_info", "checkpoint_steps", "model_siblings",
+           "check_ship_name", "write_run_info", "RLLIB_CHECKPOINT_DIR", "RLLIB_WEIGHTS_FILE",
+           "checkpoint_steps", "model_siblings",
            "checkpoint_candidates", "latest_checkpoint", "resolve_model"]
 
 MODEL_FILE = "model.zip"
@@ -68,6 +73,9 @@ TB_DIR = "tb"
 EVAL_DIR = "eval"
 COMPARISON_TXT = "comparison.txt"
 COMPARISON_JSON = "comparison.json"
+#: Backend rllib: RLlib's own checkpoint folder and the shared module's weights (NPZ).
+RLLIB_CHECKPOINT_DIR = "rllib_checkpoint"
+RLLIB_WEIGHTS_FILE = "rllib_module.npz"
 #: A run folder's default name: ``<config name>_s<seed>_<YYYYmmdd-HHMMSS>[-<i>]``.
 RUN_NAME = re.compile(r"^(?P<name>.+)_s-?\d+_\d{8}-\d{6}(?:-\d+)?$")
 #: A checkpoint's file name, as SB3's ``CheckpointCallback`` writes it.

@@ -1,7 +1,7 @@
 """Adapters from the PettingZoo env to training libraries.
 
-``SB3VecEnv`` (stable-baselines3) is imported lazily so that ``import orca_env.wrappers`` does not
-import stable-baselines3 or torch.
+``SB3VecEnv`` (stable-baselines3) and ``OrcaRLlibEnv`` (Ray RLlib) are imported lazily so that
+``import orca_env.wrappers`` imports neither stable-baselines3, torch nor ray.
 """
 
 from __future__ import annotations
@@ -9,10 +9,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["SB3VecEnv", "make_vec_env"]
+__all__ = ["SB3VecEnv", "make_vec_env", "OrcaRLlibEnv"]
 
 
 def __getattr__(name: str) -> Any:
     if name in ("SB3VecEnv", "make_vec_env"):
         return getattr(importlib.import_module(".sb3", __name__), name)
+    if name == "OrcaRLlibEnv":
+        return getattr(importlib.import_module(".rllib", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
