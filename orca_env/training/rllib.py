@@ -10,7 +10,10 @@ A training config with ``backend: rllib`` runs here instead of stable-baselines3
     n_envs:          env copies per env runner (RLlib's ``num_envs_per_env_runner``)
     n_timesteps:     budget in agent-steps (samples of live agents; RLlib counts steps by agent)
     seed:            the one seed of the run: RLlib's (torch, numpy) and the env copies' (copy e
-                     starts with seed + e, see :mod:`orca_env.wrappers.rllib`)
+                     starts with seed + e, see :mod:`orca_env.wrappers.rllib`). With
+                     num_env_runners 0 two runs train identical weights; with env runners they
+                     do not (measured; RLlib 2.60 syncs weights to the runners fire-and-forget,
+                     the likely cause), although every copy's episodes start from its seed
     normalize:       must be false (observation normalisation is not wired up for RLlib)
     hyperparams:     passed verbatim to ``PPOConfig.training(...)`` (``lr``, ``gamma``,
                      ``lambda_``, ``train_batch_size_per_learner``, ``minibatch_size``,
