@@ -11,6 +11,8 @@ import glob
 import json
 import os
 import time
+from collections.abc import Callable
+from typing import Any
 
 from orca_env.files import atomic_write_text
 
@@ -67,7 +69,8 @@ def format_comparison(reports: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
-def compare(cfg: dict, run_dir: str, video: bool = True) -> dict:
+def compare(cfg: dict, run_dir: str, video: bool = True,
+            load: Callable[[str], Any] | None = None) -> dict:
     """Evaluate the three policies on held-out seeds; print and save the table and a video.
 
     Uses :func:`orca_env.evaluation.evaluate` on its frozen evaluation seeds (``10_000 +``,
@@ -75,12 +78,21 @@ def compare(cfg: dict, run_dir: str, video: bool = True) -> dict:
     (``orca_env.baselines.OrcaPolicy``: goal-directed preferred velocity with seeded noise) and
     the trained policy without the safety layer (``safety_layer: false`` for the learned groups).
 
+    Args:
+        cfg: The resolved training config.
+        run_dir: The run folder (the trained policy is loaded from it).
+        video: Render a video of the first episode of the trained policy.
+        load: ``load(run_dir) -> policy``, the backend's loader (default: the SB3 one,
+            :func:`orca_env.policies.sb3.load`).
+
     Returns:
         ``{label: evaluation report}`` of the three policies.
     """
     from orca_env.baselines import OrcaPolicy  # noqa: PLC0415
     from orca_env.evaluation import eval_seeds, evaluate  # noqa: PLC0415
-    from orca_env.policies.sb3 import load  # noqa: PLC0415  (imports SB3 and torch)
+
+    if load is None:
+        from orca_env.policies.sb3 import load  # noqa: PLC0415  (imports SB3 and torch)
 
     out_dir = os.path.join(run_dir, EVAL_DIR)
     seeds = eval_seeds(int(cfg["eval"]["n_episodes"]))

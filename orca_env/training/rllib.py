@@ -50,7 +50,6 @@ from orca_env.files import atomic_write_text
 from .config import DEFAULT_CONFIG
 from .run_folder import (
     CONFIG_FILE,
-    EVAL_DIR,
     RLLIB_CHECKPOINT_DIR,
     RLLIB_WEIGHTS_FILE,
     TRAIN_STATS_FILE,
@@ -264,42 +263,11 @@ def compare(cfg: dict, run_dir: str, video: bool = True) -> dict:
     The same policies, seeds, files and table; the trained policy is loaded with
     :func:`orca_env.policies.rllib.load`.
     """
-    from orca_env.baselines import OrcaPolicy  # noqa: PLC0415
-    from orca_env.evaluation import eval_seeds, evaluate  # noqa: PLC0415
     from orca_env.policies.rllib import load  # noqa: PLC0415
 
-    from .comparison import (  # noqa: PLC0415
-        _video_from_log,
-        format_comparison,
-        without_safety_layer,
-    )
-    from .run_folder import COMPARISON_JSON, COMPARISON_TXT  # noqa: PLC0415
+    from .comparison import compare as compare_policies  # noqa: PLC0415
 
-    out_dir = os.path.join(run_dir, EVAL_DIR)
-    seeds = eval_seeds(int(cfg["eval"]["n_episodes"]))
-    trained = load(run_dir)
-    runs = [("trained+safety", "trained_safety", trained, cfg["env"]),
-            ("pure ORCA", "orca", OrcaPolicy(), cfg["env"]),
-            ("trained, no safety", "trained_no_safety", trained,
-             without_safety_layer(cfg["env"]))]
-    want_video = video and cfg["eval"].get("video", True)
-    reports = {}
-    for label, sub, pol, env_cfg in runs:
-        logs = 1 if want_video and sub == "trained_safety" else 0
-        reports[label] = evaluate(env_cfg, pol, seeds=seeds, out_dir=os.path.join(out_dir, sub),
-                                  logs=logs)
-        if logs:
-            _video_from_log(os.path.join(out_dir, sub), seeds[0])
-    header = (f"Held-out evaluation seeds {seeds[0]}..{seeds[-1]} ({len(seeds)} episodes), "
-              f"scenario {reports['pure ORCA']['config']['scenario']}; mean and 95% CI:")
-    table = format_comparison(reports)
-    print(header)
-    print(table)
-    atomic_write_text(os.path.join(out_dir, COMPARISON_TXT), header + "\n" + table + "\n")
-    atomic_write_text(os.path.join(out_dir, COMPARISON_JSON),
-                      json.dumps({label: {"policy": r["policy"], "aggregate": r["aggregate"]}
-                                  for label, r in reports.items()}, indent=1, sort_keys=True))
-    return reports
+    return compare_policies(cfg, run_dir, video=video, load=load)
 
 
 def run_experiment(config: str | os.PathLike | None = None, *, run_dir: str | None = None,
