@@ -2,7 +2,8 @@
 
 Every policy here is a callable taking the env's observation dict (``{agent: (obs_dim,)
 float32}``) and the env itself (so scripted policies may read its public state) and returning an
-action dict for the same agents, as ``env.step`` expects.
+action dict ``{agent: (2,) action}`` for exactly the live agents ``env.agents``, as
+``env.step`` expects (agents that finished on the previous step get no action).
 
 * :mod:`orca_env.policies.orca`: pure ORCA (goal-directed preferred velocity, seeded
   symmetry-breaking noise); with the safety layer this is exactly an ORCA crowd agent.
