@@ -23,8 +23,8 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 #: Bad arguments (argparse's own code).
 EXIT_USAGE = 2
-DESCRIPTION = ("Train a shared navigation policy with stable-baselines3 and compare it with pure "
-               "ORCA.")
+DESCRIPTION = ("Train a shared navigation policy (stable-baselines3, or Ray RLlib with "
+               "backend: rllib in the YAML) and compare it with pure ORCA.")
 
 
 def _positive(value: str) -> int:
@@ -50,7 +50,8 @@ def build_parser(prog: str = "train.py") -> argparse.ArgumentParser:
                f"--seed 3\n  {cmd} --resume runs/circle_ppo_s0_20250101-120000")
     p.add_argument("--config", default=None,
                    help=f"training YAML, looked up in the current folder, then in the "
-                        f"repository root (default: {DEFAULT_CONFIG})")
+                        f"repository root, or a shipped config's name (circle_ppo, "
+                        f"circle_rllib) (default: {DEFAULT_CONFIG})")
     p.add_argument("--run-dir", default=None, help="run folder (default: <runs-root>/<name>_s"
                    "<seed>_<time>)")
     p.add_argument("--runs-root", default="runs",
