@@ -43,7 +43,9 @@ __all__ = ["OrcaVectorEnv"]
 #: The ``Simulator`` property each ``kernels.AgentParams`` field is copied from, in field order
 #: (see the checklist in ``orca_env/core/kernels.py``).
 _ORCA_PARAM_PROPS = ("radii", "max_speeds", "neighbor_dists", "max_neighbors_arr", "time_horizons",
-                     "time_horizons_obst", "responsibilities")
+                     "time_horizons_obst", "responsibilities", "layers", "avoid_masks")
+#: The integer (int64) ones among them; the others are float64.
+_ORCA_INT_PARAM_PROPS = ("max_neighbors_arr", "layers", "avoid_masks")
 if len(_ORCA_PARAM_PROPS) != len(AgentParams._fields):
     raise ImportError("_ORCA_PARAM_PROPS must name one Simulator property per AgentParams field")
 
@@ -125,7 +127,8 @@ def _world_step(b, n, nl_max, stat, params, state, tele, obst_all, obst_off, box
                          mag_all[a0:a1], live, act, world_frame, pref)
     active0 = active.copy()
     wparams = (params[0][a0:a1], params[1][a0:a1], params[2][a0:a1], params[3][a0:a1],
-               params[4][a0:a1], params[5][a0:a1], params[6][a0:a1])
+               params[4][a0:a1], params[5][a0:a1], params[6][a0:a1], params[7][a0:a1],
+               params[8][a0:a1])
     wtele = (tele[0][a0:a1], tele[1][a0:a1], tele[2][a0:a1], tele[3][a0:a1], intervention)
     step_world(pos, vel, pref, active, kd_a[a0:a1], wparams, time_step, obst, max_nbr_cap, wtele,
                nodes, new_vel_all[a0:a1])
@@ -364,7 +367,7 @@ class OrcaVectorEnv(VectorEnv):
         self._step_count = z(B, dtype=np.int64)
         self._alive = z(B * L, dtype=bool)
         self._starts = z((B * n, 2))
-        self._params = tuple(z(B * n, dtype=np.int64 if name == "max_neighbors_arr" else float)
+        self._params = tuple(z(B * n, dtype=np.int64 if name in _ORCA_INT_PARAM_PROPS else float)
                              for name in _ORCA_PARAM_PROPS)
         self._tele = (z((0, 2)), z(B * n, dtype=np.int64), z(B * n, dtype=bool),
                       z(B * n, dtype=bool), z(B * n))

@@ -111,7 +111,8 @@ def step_worlds(worlds, n, pos, vel, pref, active, kd_order, params, time_step, 
         t0 = b * nn
         t1 = t0 + nn
         wparams = (params[0][a0:a1], params[1][a0:a1], params[2][a0:a1], params[3][a0:a1],
-                   params[4][a0:a1], params[5][a0:a1], params[6][a0:a1])
+                   params[4][a0:a1], params[5][a0:a1], params[6][a0:a1], params[7][a0:a1],
+                   params[8][a0:a1])
         wout = (out[0][a0:a1], out[1][a0:a1], out[2][a0:a1], out[3][a0:a1], out[4][a0:a1])
         wnodes = (nodes[0][t0:t1], nodes[1][t0:t1], nodes[2][t0:t1], nodes[3][t0:t1],
                   nodes[4][t0:t1])

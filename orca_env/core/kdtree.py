@@ -176,6 +176,9 @@ def query_agent_neighbors(
     stack,
     out_ids,
     out_dist_sq,
+    use_mask,
+    avoid_mask,
+    layers,
 ):
     """The ``max_neighbors`` nearest agents within ``sqrt(range_sq)`` of (x, y), nearest first.
 
@@ -200,6 +203,11 @@ def query_agent_neighbors(
         stack: (>= order.shape[0] + 2,) int64 scratch.
         out_ids: (>= max_neighbors,) int64 output.
         out_dist_sq: (>= max_neighbors,) float64 output.
+        use_mask: if True, only agents ``j`` with ``avoid_mask & layers[j] != 0`` count (the
+            others are skipped: they take no slot and do not shrink the range); if False,
+            ``avoid_mask`` and ``layers`` are not read (pass e.g. ``-1`` and an empty array).
+        avoid_mask: int64 bit field, the layers the querying agent avoids.
+        layers: (n_agents,) int64 bit fields, the layers each agent belongs to.
 
     Returns:
         The number of neighbours written.
@@ -225,7 +233,8 @@ def query_agent_neighbors(
                 dx = x - positions[other, 0]
                 dy = y - positions[other, 1]
                 dist_sq = dx * dx + dy * dy
-                if dist_sq < range_sq:
+                # The layer test only for agents in range: most candidates are not.
+                if dist_sq < range_sq and (not use_mask or (avoid_mask & layers[other]) != 0):
                     if count < max_neighbors:
                         count += 1
                     i = count - 1
@@ -262,6 +271,8 @@ def query_agent_neighbors(
 def query_many(query_ids, positions, range_sq, k, tree, out_ids, out_dist_sq):
     """:func:`query_agent_neighbors` for each agent in ``query_ids`` (excluding itself).
 
+    Unfiltered: every agent in the tree counts, whatever the layers and avoid masks.
+
     Args:
         query_ids: (q,) int64 agent ids.
         positions: (n_agents, 2) float64.
@@ -276,11 +287,12 @@ def query_many(query_ids, positions, range_sq, k, tree, out_ids, out_dist_sq):
     stack = np.empty(order.shape[0] + 2, dtype=np.int64)
     ids = np.empty(max(k, 1), dtype=np.int64)
     dsq = np.empty(max(k, 1), dtype=np.float64)
+    no_layers = np.empty(0, dtype=np.int64)
     for q in range(query_ids.shape[0]):
         i = query_ids[q]
         n = query_agent_neighbors(
             i, positions[i, 0], positions[i, 1], range_sq, k, positions, order, node_begin,
-            node_end, node_left, node_right, node_box, stack, ids, dsq,
+            node_end, node_left, node_right, node_box, stack, ids, dsq, False, -1, no_layers,
         )  # fmt: skip
         for j in range(n):
             out_ids[q, j] = ids[j]

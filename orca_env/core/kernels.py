@@ -5,11 +5,13 @@ and the permitted half-plane lies to its left (RVO2's ``Line``). Kernels assume 
 ``Simulator`` validates everything at the Python layer.
 
 The per-agent work is :func:`agent_new_velocity`, a line-by-line port of RVO2 2.0's
-``Agent::computeNeighbors`` and ``Agent::computeNewVelocity`` in float64, with three additions:
+``Agent::computeNeighbors`` and ``Agent::computeNewVelocity`` in float64, with four additions:
 per-agent responsibility shares, guards where RVO2 divides by zero (identical positions, a
-velocity exactly on a cut-off centre), and non-reactive agents. Every step computes all new
-velocities into a buffer first and applies them afterwards (RVO2's ``doStep``), so results do not
-depend on agent order or on the number of threads.
+velocity exactly on a cut-off centre), non-reactive agents, and visibility (agent ``i`` takes
+neighbour ``j`` into account, neighbour slot and ORCA line, only if
+``avoid_mask[i] & layer[j] != 0``; its share of the pair's avoidance unchanged). Every step
+computes all new velocities into a buffer first and applies them afterwards (RVO2's
+``doStep``), so results do not depend on agent order or on the number of threads.
 """
 
 from __future__ import annotations
@@ -43,8 +45,9 @@ CONTACT_MARGIN = 1e-6
 #   when done per neighbour.
 #
 # Adding a per-agent parameter touches exactly these places:
-#   1. simulator.py: its entry in ``_AGENT_PARAMS`` (dtype, check, message) and its default as a
-#      ``Simulator.__init__`` keyword (with its docstring line). Storage, validation, add_agents,
+#   1. simulator.py: its entry in ``_AGENT_PARAMS`` (dtype, check, message), its default as a
+#      ``Simulator.__init__`` keyword (with its docstring line), its ``add_agent`` keyword and a
+#      read-only property. Storage, validation, add_agents,
 #      set_agent_params and the step's AgentParams bundle all follow from ``_AGENT_PARAMS``.
 #   2. AgentParams below: a field of the same name (any position).
 #   3. Its use in ``_compute_block`` (or ``apply_velocities``): ``x = params.<name>`` next to the
@@ -63,6 +66,8 @@ class AgentParams(NamedTuple):
     time_horizon: np.ndarray  # float64, seconds
     time_horizon_obst: np.ndarray  # float64, seconds
     responsibility: np.ndarray  # float64, avoidance weight
+    layer: np.ndarray  # int64 bit field, the layers the agent belongs to
+    avoid_mask: np.ndarray  # int64 bit field, the layers whose agents it avoids
 
 
 class StepOutput(NamedTuple):
@@ -608,6 +613,8 @@ def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_c
     time_horizons = params.time_horizon
     time_horizons_obst = params.time_horizon_obst
     responsibilities = params.responsibility
+    layers = params.layer
+    avoid_masks = params.avoid_mask
     order = tree.order
     node_begin = tree.begin
     node_end = tree.end
@@ -634,6 +641,11 @@ def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_c
     lines = np.empty((line_cap, 4), dtype=np.float64)
     proj = np.empty((line_cap, 4), dtype=np.float64)
     stack = np.empty(order.shape[0] + 2, dtype=np.int64)
+    # Layer bits every agent in the tree has: an agent whose avoid mask meets them avoids every
+    # agent, and its neighbour search skips the per-neighbour layer test (the default case).
+    common_layers = np.int64(-1)
+    for k in range(order.shape[0]):
+        common_layers &= layers[order[k]]
     for k in range(ids.shape[0]):
         i = ids[k]
         x = pos[i, 0]
@@ -656,10 +668,20 @@ def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_c
                 line_cap = obst_cap + max_nbr_cap + 1
                 lines = np.empty((line_cap, 4), dtype=np.float64)
                 proj = np.empty((line_cap, 4), dtype=np.float64)
-        n_nbr = query_agent_neighbors(
-            i, x, y, neighbor_dists[i] * neighbor_dists[i], max_neighbors[i], pos, order,
-            node_begin, node_end, node_left, node_right, node_box, stack, nbr_ids, nbr_dsq,
-        )  # fmt: skip
+        mask = avoid_masks[i]
+        if (mask & common_layers) != 0:
+            # Avoids every agent: the unfiltered search (a constant False, compiled apart).
+            n_nbr = query_agent_neighbors(
+                i, x, y, neighbor_dists[i] * neighbor_dists[i], max_neighbors[i], pos, order,
+                node_begin, node_end, node_left, node_right, node_box, stack, nbr_ids, nbr_dsq,
+                False, mask, layers,
+            )  # fmt: skip
+        else:
+            n_nbr = query_agent_neighbors(
+                i, x, y, neighbor_dists[i] * neighbor_dists[i], max_neighbors[i], pos, order,
+                node_begin, node_end, node_left, node_right, node_box, stack, nbr_ids, nbr_dsq,
+                True, mask, layers,
+            )  # fmt: skip
         if max_speeds[i] == 0.0:
             # A standing agent: the LP's speed disc is a point.
             out_vel[i, 0] = 0.0

@@ -4,9 +4,10 @@ One :meth:`Simulator.step` is RVO2's ``doStep``: build the agent kd-tree, comput
 agent's neighbours and new velocity into a buffer, then move all agents (with the obstacle and
 boundary correction described in :func:`orca_env.core.kernels.apply_velocities`).
 
-Beyond RVO2: per-agent responsibility weights, agent lifecycle (add at any time, deactivate,
-reactivate, clear), a walkable boundary, an O(m log m) obstacle index, step telemetry, input
-validation with clear errors, and pickling.
+Beyond RVO2: per-agent responsibility weights, visibility layers (who avoids whom: ``layer``
+and ``avoid_mask``), agent lifecycle (add at any time, deactivate, reactivate, clear), a walkable
+boundary, an O(m log m) obstacle index, step telemetry, input validation with clear errors, and
+pickling.
 """
 
 from __future__ import annotations
@@ -37,6 +38,25 @@ MAX_COUNT = 10_000
 #: Largest responsibility weight.
 MAX_WEIGHT = 1e6
 MAX_COORD = obstacles.MAX_COORD
+#: Default ``layer``: every agent is in layer 1 (bit 0).
+DEFAULT_LAYER = 1
+#: Default ``avoid_mask``: all 64 bits set (-1 in two's complement), every layer is avoided.
+ALL_LAYERS = -1
+
+# Bit-field parameters (layer, avoid_mask): integers (integer dtype for arrays; no bools, no
+# floats, which cannot hold every 64-bit pattern) within int64.
+_BIT_FIELDS = ("layer", "avoid_mask")
+_BIT_FIELD_MESSAGE = "must be an integer bit field in int64 range (-2**63 .. 2**63 - 1)"
+
+
+def _is_bit_field(a):
+    a = np.asarray(a)
+    if not np.issubdtype(a.dtype, np.integer):
+        return np.zeros(a.shape, dtype=bool)
+    if a.dtype == np.uint64:
+        return a <= np.uint64(2**63 - 1)
+    return np.ones(a.shape, dtype=bool)
+
 
 _AGENT_PARAMS = {
     "radius": (np.float64, lambda a: (a > 0) & (a <= MAX_LENGTH),
@@ -53,6 +73,8 @@ _AGENT_PARAMS = {
                           f"must be > 0 and <= {MAX_DURATION:g}"),
     "responsibility": (np.float64, lambda a: (a >= 0) & (a <= MAX_WEIGHT),
                        f"must be >= 0 and <= {MAX_WEIGHT:g}"),
+    "layer": (np.int64, lambda a: _is_bit_field(a), _BIT_FIELD_MESSAGE),
+    "avoid_mask": (np.int64, lambda a: _is_bit_field(a), _BIT_FIELD_MESSAGE),
 }
 
 if set(_AGENT_PARAMS) != set(kernels.AgentParams._fields):  # see the checklist in kernels.py
@@ -139,6 +161,19 @@ class Simulator:
             share w_i / (w_i + w_j) of avoiding j (1 for everyone = RVO2's 0.5). 0 makes a
             non-reactive agent (a dynamic obstacle): it yields to no agent that has a positive
             weight, and those avoid it fully. Two zero weights share 0.5 each.
+        layer: int64 bit field, the layers the agent belongs to (default 1: bit 0). Any int64
+            value; 0 puts the agent in no layer, so no agent avoids it.
+        avoid_mask: int64 bit field, the layers of the agents this agent avoids (default -1:
+            all 64 bits, every layer). Agent i builds an ORCA line for neighbour j, and counts j
+            among its ``max_neighbors``, only if ``avoid_mask[i] & layer[j] != 0``; agents it
+            does not avoid take no neighbour slot. Its share of a pair it avoids does not change
+            when the other does not avoid it back: it still takes ``w_i / (w_i + w_j)`` (0.5 for
+            equal weights). That is CrowdNav's invisible robot (humans whose ``avoid_mask``
+            excludes the robot's layer ignore it; the robot's ORCA still assumes they do half),
+            and the trade-off of one-sided visibility: ORCA's collision-free guarantee needs
+            both sides to avoid, so such pairs can collide. The defaults are RVO2 (everyone
+            avoids everyone). Integers only (no bools, no floats), within int64.
+            :meth:`query_agent_neighbors` ignores both (observations see every active agent).
         num_threads: numba threads for the velocity computation (None: numba's default). Results
             are bit-identical for any value.
     """
@@ -153,6 +188,8 @@ class Simulator:
         radius=1.5,
         max_speed=2.0,
         responsibility=1.0,
+        layer=DEFAULT_LAYER,
+        avoid_mask=ALL_LAYERS,
         num_threads=None,
     ):
         self._time_step = _check_scalar("time_step", time_step, lambda a: 0 < a <= MAX_DURATION,
@@ -161,6 +198,13 @@ class Simulator:
         self._defaults = {}
         for name, (dtype, check, message) in _AGENT_PARAMS.items():
             value = given[name]
+            if name in _BIT_FIELDS:
+                if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                    raise ValueError(f"{name} {message}, got {value!r}")
+                if not -(2**63) <= int(value) < 2**63:
+                    raise ValueError(f"{name} {message}, got {value!r}")
+                self._defaults[name] = int(value)
+                continue
             self._defaults[name] = _check_scalar(
                 name, value, check, message, integer=dtype is np.int64
             )
@@ -282,6 +326,16 @@ class Simulator:
         return _readonly(self._responsibility[: self._n])
 
     @property
+    def layers(self):
+        """(n_agents,) int64 layer bit fields (the layers each agent belongs to); read-only."""
+        return _readonly(self._layer[: self._n])
+
+    @property
+    def avoid_masks(self):
+        """(n_agents,) int64 avoid-mask bit fields (the layers each agent avoids); read-only."""
+        return _readonly(self._avoid_mask[: self._n])
+
+    @property
     def active(self):
         """(n_agents,) bool, agent is simulated and seen by others; read-only."""
         return _readonly(self._active[: self._n])
@@ -395,6 +449,8 @@ class Simulator:
         time_horizon=None,
         time_horizon_obst=None,
         responsibility=None,
+        layer=None,
+        avoid_mask=None,
     ):
         """Add one agent; parameters left as None take the simulator's defaults.
 
@@ -408,6 +464,8 @@ class Simulator:
             time_horizon: see :class:`Simulator`.
             time_horizon_obst: see :class:`Simulator`.
             responsibility: see :class:`Simulator`.
+            layer: see :class:`Simulator`.
+            avoid_mask: see :class:`Simulator`.
 
         Returns:
             The new agent's id (0, 1, 2, ... in order of addition).
@@ -422,6 +480,8 @@ class Simulator:
             time_horizon=time_horizon,
             time_horizon_obst=time_horizon_obst,
             responsibility=responsibility,
+            layer=layer,
+            avoid_mask=avoid_mask,
         )
         for name, value in params.items():
             if value is not None and np.ndim(value) != 0:
@@ -486,7 +546,7 @@ class Simulator:
         Args:
             ids: agent id or ids.
             **params: any of radius, max_speed, neighbor_dist, max_neighbors, time_horizon,
-                time_horizon_obst, responsibility.
+                time_horizon_obst, responsibility, layer, avoid_mask.
         """
         a = self._ids(ids)
         unknown = set(params) - set(_AGENT_PARAMS)
@@ -707,7 +767,7 @@ class Simulator:
         stack = np.empty(last["tree"].order.size + 2, dtype=np.int64)
         n_nbr = kdtree.query_agent_neighbors(
             i, pos[i, 0], pos[i, 1], params.neighbor_dist[i] ** 2, k, pos, *last["tree"], stack,
-            nbr_ids, nbr_dsq,
+            nbr_ids, nbr_dsq, True, params.avoid_mask[i], params.layer,
         )  # fmt: skip
         reach = params.time_horizon_obst[i] * params.max_speed[i] + params.radius[i]
         cap = 16
@@ -785,7 +845,9 @@ class Simulator:
 
         Returns:
             (neighbor_ids (len(ids), k) int64, -1 padded; dist_sq (len(ids), k) float64, inf
-            padded), nearest first; the agent itself and inactive agents are excluded.
+            padded), nearest first; the agent itself and inactive agents are excluded. Layers and
+            avoid masks do not filter this query (observations see every active agent); only
+            the step's neighbour search honours them.
         """
         k = _check_scalar("k", k, lambda a: 0 <= a <= MAX_COUNT,
                           f"must be >= 0 and <= {MAX_COUNT}", integer=True)

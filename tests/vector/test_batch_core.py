@@ -24,6 +24,10 @@ def make_world(seed, n):
             pts.append(p)
     sim.add_agents(np.array(pts), radius=rng.uniform(0.2, 0.35, n),
                    responsibility=(rng.uniform(size=n) > 0.2).astype(float))
+    # Mixed visibility: a third of the agents in layer 2, ignored by the agents avoiding layer 1
+    # only (core visibility, see Simulator's avoid_mask).
+    sim.set_agent_params(np.arange(0, n, 3), layer=2)
+    sim.set_agent_params(np.arange(1, n, 4), avoid_mask=1)
     sim.deactivate_agents([n - 1])
     sim.process_obstacles()
     return sim, rng.uniform(-7, 7, (n, 2))
@@ -41,7 +45,7 @@ def test_step_worlds_matches_simulators():
     kd = np.tile(np.arange(n, dtype=np.int64), B)
     params = tuple(cat([getattr(s, p) for s in sims]) for p in (
         "radii", "max_speeds", "neighbor_dists", "max_neighbors_arr", "time_horizons",
-        "time_horizons_obst", "responsibilities"))
+        "time_horizons_obst", "responsibilities", "layers", "avoid_masks"))
     idx = [s.obstacle_index for s in sims]
     obst = (cat([s.obstacle_points for s in sims]), cat([s.obstacle_next for s in sims]),
             cat([s.obstacle_prev for s in sims]), cat([s.obstacle_unit_dirs for s in sims]),
