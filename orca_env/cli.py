@@ -115,7 +115,7 @@ def _parse_set(items: list[str], base: dict | None = None,
     """
     import copy  # noqa: PLC0415
 
-    import yaml  # noqa: PLC0415
+    from .config import parse_yaml_value  # noqa: PLC0415  (the strict YAML rules)
 
     base = base or {}
     out: dict = {}
@@ -128,8 +128,8 @@ def _parse_set(items: list[str], base: dict | None = None,
         if not all(parts):
             raise ValueError(f"--set {item!r}: empty part in the key {key!r}")
         try:
-            value = yaml.safe_load(raw)
-        except yaml.YAMLError as exc:
+            value = parse_yaml_value(raw)
+        except ValueError as exc:
             raise ValueError(f"--set {item!r}: the value is not valid YAML ({exc})") from exc
         top = parts[0]
         if len(parts) > 1 and top not in out:
@@ -170,10 +170,10 @@ def _config_overrides(config: str, items: list[str]) -> dict:
         return {}
     if not any(part.isdigit() for item in items for part in item.partition("=")[0].split(".")):
         return _parse_set(items)  # no list items: the file is not needed
-    import yaml  # noqa: PLC0415
+    from .config import load_yaml  # noqa: PLC0415
+    from .configs import resolve  # noqa: PLC0415
 
-    with open(config, encoding="utf-8") as fh:
-        base = yaml.safe_load(fh) or {}
+    base = load_yaml(resolve(config)) or {}
     if not isinstance(base, dict):
         return _parse_set(items)  # the env reports the file's error
 

@@ -20,8 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["frame_axis", "to_frame", "from_frame", "frame_axes", "world_to_frame",
-           "frame_to_world"]
+__all__ = ["frame_axis", "to_frame", "from_frame", "frame_axes", "world_to_frame"]
 
 #: Below this distance to the goal (m) the goal frame is the world frame.
 AT_GOAL_EPS = 1e-12
@@ -57,12 +56,9 @@ def _axes(to_goal, world_frame, out):
 
 
 @njit(cache=True)
-def _rotate(vec, axes, inverse, out):
+def _to_frames(vec, axes, out):
     for i in range(vec.shape[0]):
-        if inverse:
-            out[i, 0], out[i, 1] = from_frame(vec[i, 0], vec[i, 1], axes[i, 0], axes[i, 1])
-        else:
-            out[i, 0], out[i, 1] = to_frame(vec[i, 0], vec[i, 1], axes[i, 0], axes[i, 1])
+        out[i, 0], out[i, 1] = to_frame(vec[i, 0], vec[i, 1], axes[i, 0], axes[i, 1])
 
 
 def frame_axes(to_goal: np.ndarray, world_frame: bool = False) -> np.ndarray:
@@ -86,13 +82,5 @@ def world_to_frame(vec: np.ndarray, axes: np.ndarray) -> np.ndarray:
     """Rotate ``(k, 2)`` world-frame vectors into the frames with x axes ``axes`` ``(k, 2)``."""
     vec = np.ascontiguousarray(vec, dtype=np.float64).reshape(-1, 2)
     out = np.empty_like(vec)
-    _rotate(vec, np.ascontiguousarray(axes, dtype=np.float64), False, out)
-    return out
-
-
-def frame_to_world(vec: np.ndarray, axes: np.ndarray) -> np.ndarray:
-    """Rotate ``(k, 2)`` frame vectors, frames with x axes ``axes`` ``(k, 2)``, into the world."""
-    vec = np.ascontiguousarray(vec, dtype=np.float64).reshape(-1, 2)
-    out = np.empty_like(vec)
-    _rotate(vec, np.ascontiguousarray(axes, dtype=np.float64), True, out)
+    _to_frames(vec, np.ascontiguousarray(axes, dtype=np.float64), out)
     return out

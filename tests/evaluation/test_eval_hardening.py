@@ -407,3 +407,10 @@ def test_a_missing_model_path_says_so(argv, match, capsys):
         main(["eval", "circle_dense", "--episodes", "1", *argv])
     assert exc.value.code == 2
     assert match in capsys.readouterr().err
+
+
+def test_set_list_items_with_a_shipped_config_name():
+    from orca_env.cli import _config_overrides
+    out = _config_overrides("crowdnav_circle", ["groups.1.count=2", "max_steps=1e2"])
+    assert out["groups"][1]["count"] == 2 and out["groups"][0]["population"] == "learned"
+    assert out["max_steps"] == 100.0  # 1e2 is a number, as in config files
