@@ -87,22 +87,23 @@ class TrainingInterrupted(Exception):
 
 
 def make_training_env(cfg: dict):
-    """The training ``VecEnv``: adapter -> VecMonitor -> (VecNormalize).
+    """The training ``VecEnv``: the adapter -> (``MaskedVecNormalize``).
+
+    The adapter reports SB3 ``Monitor`` episodes itself (one per agent), so there is no
+    ``VecMonitor``; the normaliser's statistics leave out finished agents' masked rows.
 
     Returns:
         ``(venv, base)``: the outermost ``VecEnv`` and the adapter (its throughput counters).
     """
-    from stable_baselines3.common.vec_env import VecMonitor, VecNormalize  # noqa: PLC0415
-
-    from orca_env.wrappers import make_vec_env  # noqa: PLC0415
+    from orca_env.wrappers.sb3 import MaskedVecNormalize, make_vec_env  # noqa: PLC0415
 
     base = make_vec_env(cfg["env"], cfg["n_envs"])
-    venv = VecMonitor(base)
+    venv = base
     norm = cfg["normalize"]
     if norm:
         kwargs = dict(NORMALIZE_DEFAULTS) if norm is True else {**NORMALIZE_DEFAULTS, **norm}
         kwargs.setdefault("gamma", cfg["hyperparams"].get("gamma", DEFAULT_GAMMA))
-        venv = VecNormalize(venv, **kwargs)
+        venv = MaskedVecNormalize(venv, **kwargs)
     return venv, base
 
 
@@ -274,6 +275,8 @@ def _build(cfg: dict, run_dir: str, resume: tuple[str, ...] | None):
     from stable_baselines3 import PPO, SAC  # noqa: PLC0415
     from stable_baselines3.common.vec_env import VecNormalize  # noqa: PLC0415
 
+    from orca_env.wrappers.sb3 import MaskedRolloutBuffer, attach_masks  # noqa: PLC0415
+
     model_files.check_hyperparams(cfg["algo"], cfg["hyperparams"])
     torch.set_num_threads(cfg["torch_threads"])
     algo_cls = {"ppo": PPO, "sac": SAC}[cfg["algo"]]
@@ -294,14 +297,20 @@ def _build(cfg: dict, run_dir: str, resume: tuple[str, ...] | None):
         try:
             # A resumed run is built like a fresh one from its config; the file contributes
             # weights, optimizer states and step count only (nothing is unpickled).
+            # PPO trains on the rows of agents that acted only (finished agents' masked
+            # steps are left out: see orca_env.wrappers.sb3).
+            masked = {"rollout_buffer_class": MaskedRolloutBuffer} if cfg["algo"] == "ppo" \
+                else {}
             model = algo_cls("MlpPolicy", venv, seed=cfg["seed"], device="cpu",
                              tensorboard_log=tb,
                              policy_kwargs=policy_kwargs_from_config(cfg["policy_kwargs"]),
-                             verbose=0, **cfg["hyperparams"])
+                             verbose=0, **masked, **cfg["hyperparams"])
         except (TypeError, ValueError, AssertionError) as exc:
             raise ValueError(f"training config: {cfg['algo']} rejects its hyperparams "
                              f"{cfg['hyperparams']!r} or policy_kwargs "
                              f"{cfg['policy_kwargs']!r}: {exc}") from exc
+        if masked:
+            attach_masks(model, base)
         if resumed is None:
             return model, venv, base
         if isinstance(venv, VecNormalize):
