@@ -1,0 +1,248 @@
+"""The single-agent Gymnasium env (orca_env.single): registration, Gymnasium's and SB3's env
+checks, seeding, episode end, a PPO smoke run, errors."""
+
+import subprocess
+import sys
+import warnings
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import orca_env
+import orca_env.single  # registers the ids whatever the session imported first
+from orca_env import configs
+from orca_env.single import GENERIC_ID, GYM_IDS, SingleAgentEnv
+
+#: The registered ids whose config ships (the invisible-robot configs join when they exist).
+IDS = [i for i, config in GYM_IDS.items() if config in configs.names()]
+
+#: Warnings Gymnasium's check_env gives for every OrcaEnv: the goal vector, distance and path
+#: length are unbounded, and the made env is wrapped (the check runs on both on purpose).
+EXPECTED_GYM_WARNINGS = ("minimum value is -infinity", "maximum value is infinity",
+                         "is different from the unwrapped version")
+
+
+def run_python(code):
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+HEAVY = ("heavy = {'numba', 'pettingzoo', 'orca_env.environment', 'orca_env.core'} "
+         "& set(sys.modules)\n"
+         "assert not heavy, heavy\n")
+
+
+def test_registration_is_light_and_works_in_both_import_orders():
+    code = (
+        "import sys\n"
+        "import orca_env\n"
+        "assert not {'gymnasium', 'numpy', 'numba'} & set(sys.modules), 'heavy import'\n"
+        "import gymnasium\n"
+        "assert 'orca_env/CrowdNavCircle-v0' not in gymnasium.registry\n"
+        "import orca_env.single\n"  # the order-independent way
+        "assert {'orca_env/CrowdNavCircle-v0', 'orca_env/SingleAgent-v0'} "
+        "<= set(gymnasium.registry)\n" + HEAVY)
+    run_python(code)
+    code = (
+        "import sys\n"
+        "import gymnasium\n"
+        "import orca_env\n"  # gymnasium first: import orca_env registers
+        "from orca_env.single import GYM_IDS, GENERIC_ID\n"
+        "assert set(GYM_IDS) | {GENERIC_ID} <= set(gymnasium.registry)\n" + HEAVY +
+        "spec = gymnasium.spec('orca_env/CrowdNavCircle-v0')\n"
+        "assert spec.entry_point == 'orca_env.single:SingleAgentEnv'\n"
+        "assert spec.kwargs == {'config': 'crowdnav_circle'} and spec.max_episode_steps is None\n")
+    run_python(code)
+
+
+def test_module_syntax_of_gymnasium_make():
+    # A fresh process: gymnasium imports orca_env, which registers.
+    run_python("import gymnasium\n"
+               "env = gymnasium.make('orca_env:orca_env/CrowdNavCircle-v0')\n"
+               "obs, info = env.reset(seed=0)\n"
+               "assert obs in env.observation_space and info['status'] == 'active'\n"
+               "env.step(env.action_space.sample())\n")
+    # A process that imported orca_env before gymnasium: the module orca_env.single registers.
+    run_python("import orca_env.configs\n"
+               "import gymnasium\n"
+               "env = gymnasium.make('orca_env.single:orca_env/CrowdNavSquare-v0')\n"
+               "env.reset(seed=0)\n"
+               "env.step(env.action_space.sample())\n")
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_gymnasium_check_env(env_id):
+    pytest.importorskip("pygame")  # check_env makes the env in every render mode
+    env = gymnasium.make(env_id)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_env(env.unwrapped)
+        check_env(env)
+    unexpected = [str(w.message) for w in caught
+                  if not any(e in str(w.message) for e in EXPECTED_GYM_WARNINGS)]
+    assert not unexpected
+    assert isinstance(env.unwrapped, gymnasium.Env)
+    assert isinstance(env.observation_space, gymnasium.spaces.Box)
+    assert env.action_space == gymnasium.spaces.Box(-1.0, 1.0, (2,), np.float32)
+    env.close()
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_sb3_check_env(env_id):
+    sb3_checker = pytest.importorskip("stable_baselines3.common.env_checker")
+    env = gymnasium.make(env_id)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sb3_checker.check_env(env.unwrapped, warn=True)
+        sb3_checker.check_env(env, warn=True)
+    assert [str(w.message) for w in caught] == []
+
+
+def trajectory(env, seed, actions):
+    out = [env.reset(seed=seed)]
+    for a in actions:
+        step = env.step(a)
+        out.append(step)
+        if step[2] or step[3]:
+            out.append(env.reset())  # continues the generator
+    return out
+
+
+def test_same_seed_same_trajectory_and_same_as_the_parallel_env():
+    actions = np.random.default_rng(0).uniform(-1, 1, (150, 2)).astype(np.float32)
+    a = trajectory(gymnasium.make("orca_env/CrowdNavCircle-v0"), 3, actions)
+    b = trajectory(gymnasium.make("orca_env/CrowdNavCircle-v0"), 3, actions)
+    assert len(a) > len(actions) + 1  # an episode ended and reset() continued
+    assert gymnasium.utils.env_checker.data_equivalence(a, b, exact=True)
+    c = trajectory(gymnasium.make("orca_env/CrowdNavCircle-v0"), 4, actions)
+    assert not np.array_equal(a[0][0], c[0][0])
+
+    # The single-agent env is the parallel env's agent_0, step for step.
+    penv = orca_env.parallel_env("crowdnav_circle")
+    obs, infos = penv.reset(seed=3)
+    assert np.array_equal(obs["agent_0"], a[0][0]) and infos["agent_0"] == a[0][1]
+    for k, act in enumerate(actions[:20]):
+        o, r, te, tr, i = penv.step({"agent_0": act})
+        assert np.array_equal(o["agent_0"], a[k + 1][0])
+        assert (r["agent_0"], te["agent_0"], tr["agent_0"], i["agent_0"]) == a[k + 1][1:]
+
+
+def test_np_random_is_the_parallel_envs_generator():
+    env = SingleAgentEnv("crowdnav_square")
+    env.reset(seed=5)
+    assert env.np_random is env.parallel_env.np_random and env.np_random_seed == 5
+    gen = np.random.default_rng(1)
+    env.np_random = gen
+    assert env.parallel_env.np_random is gen
+
+
+def crowd_slots(penv):
+    return np.flatnonzero(penv.populations != orca_env.codes.Population.LEARNED)
+
+
+def test_episode_ends_at_the_robots_goal_while_the_crowd_goes_on():
+    env = gymnasium.make("orca_env/CrowdNavCircle-v0")
+    env.reset(seed=0)
+    penv = env.unwrapped.parallel_env
+    for _ in range(100):
+        action = penv.heuristic_actions()["agent_0"]  # pure ORCA drives the robot home
+        obs, reward, terminated, truncated, info = env.step(action)
+        if terminated or truncated:
+            break
+    assert terminated and not truncated and info["status"] == "at_goal"
+    assert reward == pytest.approx(1.0, abs=0.5)  # CrowdNav's goal reward, minus discomfort
+    crowd = crowd_slots(penv)
+    assert penv.sim.active[crowd].all()
+    assert (np.linalg.norm(penv.sim.positions[crowd] - penv.goals[crowd], axis=1) > 0.3).any()
+    assert penv.agents == []
+    with pytest.raises(RuntimeError, match="episode ended"):
+        env.step(np.zeros(2, np.float32))
+    env.reset()  # a new episode works
+
+
+def test_episode_ends_when_the_robot_collides():
+    env = SingleAgentEnv("crowdnav_circle")
+    env.reset(seed=0)
+    penv = env.parallel_env
+    robot = penv.learned_slots[0]
+    human = crowd_slots(penv)[0]
+    pos = penv.sim.positions.copy()
+    pos[human] = pos[robot] + [0.5, 0.0]  # radii 0.3 + 0.3: overlapping by 0.1 m
+    penv.sim.set_positions(pos)
+    obs, reward, terminated, truncated, info = env.step(np.zeros(2, np.float32))
+    assert terminated and not truncated
+    assert info["status"] == "collided" and info["collided_with"] == "agent"
+    assert reward < 0
+    assert penv.sim.active[crowd_slots(penv)].all()
+
+
+def test_episode_is_truncated_at_max_steps_without_a_time_limit_wrapper():
+    env = gymnasium.make("orca_env/CrowdNavSquare-v0", max_steps=6)
+    assert env.spec.max_episode_steps is None
+    wrapper, chain = env, []
+    while wrapper is not wrapper.unwrapped:
+        chain.append(type(wrapper).__name__)
+        wrapper = wrapper.env
+    assert "TimeLimit" not in chain
+    env.reset(seed=1)
+    for k in range(6):
+        obs, reward, terminated, truncated, info = env.step(np.zeros(2, np.float32))
+        assert truncated == (k == 5) and not terminated
+    assert info["status"] == "timed_out"
+
+
+def test_generic_id_takes_any_one_robot_config():
+    env = gymnasium.make(GENERIC_ID, config="crowdnav_square", infos="compact", max_steps=3)
+    env.reset(seed=0)
+    obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+    assert info == {"status": "active"}
+    assert env.unwrapped.parallel_env.max_steps == 3
+
+
+def test_configs_without_exactly_one_learned_agent_are_refused():
+    with pytest.raises(ValueError, match=r"exactly one learned agent; config 'circle_dense' "
+                                         r"has 16 \(groups: \w+: learned x16"):
+        SingleAgentEnv("circle_dense")
+    with pytest.raises(ValueError, match="config 'corridor' has 2"):
+        gymnasium.make(GENERIC_ID, config="corridor")
+    groups = [{"name": "robots", "population": "learned", "count": 2},
+              {"population": "orca", "count": 3}]
+    with pytest.raises(ValueError, match=r"config 'crowdnav_circle' has 2 \(groups: robots: "
+                                         r"learned x2, orca_1: orca x3\)"):
+        gymnasium.make("orca_env/CrowdNavCircle-v0", groups=groups)
+    with pytest.raises(ValueError, match="from a dict, scenario 'crowdnav_square_v0', has 2"):
+        SingleAgentEnv({"scenario": "crowdnav_square_v0", "groups": groups})
+
+
+def test_wraps_an_orca_env_and_passes_render_mode_through():
+    pytest.importorskip("pygame")
+    penv = orca_env.parallel_env("crowdnav_circle", render_mode="rgb_array")
+    env = orca_env.SingleAgentEnv(penv)
+    assert env.parallel_env is penv and env.render_mode == "rgb_array"
+    with pytest.raises(ValueError, match="no other argument"):
+        SingleAgentEnv(penv, max_steps=3)
+    made = gymnasium.make("orca_env/CrowdNavSquare-v0", render_mode="rgb_array")
+    made.reset(seed=0)
+    frame = made.render()
+    assert frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+    made.close()
+    made.close()
+
+
+def test_metadata_is_the_parallel_envs():
+    assert SingleAgentEnv.metadata["render_modes"] == orca_env.OrcaEnv.metadata["render_modes"]
+    assert SingleAgentEnv.metadata["render_fps"] == orca_env.OrcaEnv.metadata["render_fps"]
+
+
+def test_sb3_ppo_learns_on_a_made_env():
+    sb3 = pytest.importorskip("stable_baselines3")
+    env = gymnasium.make("orca_env/CrowdNavCircle-v0", infos="compact")
+    model = sb3.PPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=1, seed=0,
+                    device="cpu", policy_kwargs={"net_arch": [16]})
+    model.learn(256)
+    assert model.num_timesteps == 256
+    action, _ = model.predict(env.reset(seed=0)[0], deterministic=True)
+    assert action in env.action_space
