@@ -1,6 +1,8 @@
 """The single-agent Gymnasium env (orca_env.single): registration, Gymnasium's and SB3's env
 checks, seeding, episode end, a PPO smoke run, errors."""
 
+import copy
+import pickle
 import subprocess
 import sys
 import warnings
@@ -246,3 +248,29 @@ def test_sb3_ppo_learns_on_a_made_env():
     assert model.num_timesteps == 256
     action, _ = model.predict(env.reset(seed=0)[0], deterministic=True)
     assert action in env.action_space
+
+
+def test_human_mode_draws_on_reset_and_step():
+    pytest.importorskip("pygame")  # conftest sets SDL_VIDEODRIVER=dummy: no window opens
+    env = gymnasium.make("orca_env/CrowdNavCircle-v0", render_mode="human")
+    env.reset(seed=0)
+    renderer = env.unwrapped.parallel_env._renderer
+    assert renderer is not None  # reset drew the first frame
+    env.step(np.zeros(2, np.float32))
+    assert env.render() is None
+    env.close()
+    assert env.unwrapped.parallel_env._renderer is None
+
+
+def test_copies_continue_identically():
+    env = gymnasium.make("orca_env/CrowdNavSquare-v0")
+    env.reset(seed=2)
+    env.step(np.array([0.5, 0.1], np.float32))
+    twins = [copy.deepcopy(env), pickle.loads(pickle.dumps(env))]
+    actions = np.random.default_rng(0).uniform(-1, 1, (5, 2)).astype(np.float32)
+    # The copies hold a copy of the generator too: they go on with the same crowd noise.
+    steps = [env.step(a) for a in actions]
+    for twin in twins:
+        assert twin.unwrapped.np_random is twin.unwrapped.parallel_env.np_random
+        twin_steps = [twin.step(a) for a in actions]
+        assert gymnasium.utils.env_checker.data_equivalence(steps, twin_steps, exact=True)
