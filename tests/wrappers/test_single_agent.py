@@ -17,8 +17,8 @@ import orca_env.single  # registers the ids whatever the session imported first
 from orca_env import configs
 from orca_env.single import GENERIC_ID, GYM_IDS, SingleAgentEnv
 
-#: The registered ids whose config ships (the invisible-robot configs join when they exist).
-IDS = [i for i, config in GYM_IDS.items() if config in configs.names()]
+#: Every registered id with a config of its own (visible and invisible robot).
+IDS = list(GYM_IDS)
 
 #: Warnings Gymnasium's check_env gives for every OrcaEnv: the goal vector, distance and path
 #: length are unbounded, and the made env is wrapped (the check runs on both on purpose).
@@ -276,3 +276,7 @@ def test_copies_continue_identically():
         assert twin.unwrapped.np_random is twin.unwrapped.parallel_env.np_random
         twin_steps = [twin.step(a) for a in actions]
         assert gymnasium.utils.env_checker.data_equivalence(steps, twin_steps, exact=True)
+
+
+def test_every_id_names_a_shipped_config():
+    assert set(GYM_IDS.values()) <= set(configs.names())
