@@ -425,8 +425,9 @@ def print_throughput(stats: dict) -> None:
         return
     print(f"Training throughput: {stats['samples_per_second']:,.0f} env samples/s during "
           f"{stats['algo'].upper()} ({stats['timesteps_this_run']:,} samples in "
-          f"{stats['wall_seconds']:.0f} s; live agents {stats['live_fraction']:.0%} of samples, "
-          f"{stats['live_agent_samples_per_second']:,.0f}/s).")
+          f"{stats['wall_seconds']:.0f} s; agents that acted {stats['live_fraction']:.0%} of them, "
+          f"{stats['live_agent_samples_per_second']:,.0f}/s"
+          f"{': PPO trains on those only' if stats['algo'] == 'ppo' else ''}).")
     print(f"Env side: {stats['env_seconds']:.0f} s of {stats['wall_seconds']:.0f} s "
           f"({stats['env_share_of_wall']:.0%}); the env alone steps "
           f"{stats['env_only_samples_per_second']:,.0f} samples/s, so the "
