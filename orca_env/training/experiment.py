@@ -275,7 +275,11 @@ def _build(cfg: dict, run_dir: str, resume: tuple[str, ...] | None):
     from stable_baselines3 import PPO, SAC  # noqa: PLC0415
     from stable_baselines3.common.vec_env import VecNormalize  # noqa: PLC0415
 
-    from orca_env.wrappers.sb3 import MaskedRolloutBuffer, attach_masks  # noqa: PLC0415
+    from orca_env.wrappers.sb3 import (  # noqa: PLC0415
+        MaskedReplayBuffer,
+        MaskedRolloutBuffer,
+        attach_masks,
+    )
 
     model_files.check_hyperparams(cfg["algo"], cfg["hyperparams"])
     torch.set_num_threads(cfg["torch_threads"])
@@ -297,10 +301,10 @@ def _build(cfg: dict, run_dir: str, resume: tuple[str, ...] | None):
         try:
             # A resumed run is built like a fresh one from its config; the file contributes
             # weights, optimizer states and step count only (nothing is unpickled).
-            # PPO trains on the rows of agents that acted only (finished agents' masked
-            # steps are left out: see orca_env.wrappers.sb3).
+            # Train on the steps of agents that acted only (finished agents' masked steps
+            # are left out: see orca_env.wrappers.sb3).
             masked = {"rollout_buffer_class": MaskedRolloutBuffer} if cfg["algo"] == "ppo" \
-                else {}
+                else {"replay_buffer_class": MaskedReplayBuffer}
             model = algo_cls("MlpPolicy", venv, seed=cfg["seed"], device="cpu",
                              tensorboard_log=tb,
                              policy_kwargs=policy_kwargs_from_config(cfg["policy_kwargs"]),
@@ -309,8 +313,7 @@ def _build(cfg: dict, run_dir: str, resume: tuple[str, ...] | None):
             raise ValueError(f"training config: {cfg['algo']} rejects its hyperparams "
                              f"{cfg['hyperparams']!r} or policy_kwargs "
                              f"{cfg['policy_kwargs']!r}: {exc}") from exc
-        if masked:
-            attach_masks(model, base)
+        attach_masks(model, base)
         if resumed is None:
             return model, venv, base
         if isinstance(venv, VecNormalize):
@@ -427,7 +430,7 @@ def print_throughput(stats: dict) -> None:
           f"{stats['algo'].upper()} ({stats['timesteps_this_run']:,} samples in "
           f"{stats['wall_seconds']:.0f} s; agents that acted {stats['live_fraction']:.0%} of them, "
           f"{stats['live_agent_samples_per_second']:,.0f}/s"
-          f"{': PPO trains on those only' if stats['algo'] == 'ppo' else ''}).")
+          f": {stats['algo'].upper()} trains on those only).")
     print(f"Env side: {stats['env_seconds']:.0f} s of {stats['wall_seconds']:.0f} s "
           f"({stats['env_share_of_wall']:.0%}); the env alone steps "
           f"{stats['env_only_samples_per_second']:,.0f} samples/s, so the "

@@ -53,7 +53,7 @@ _NORM_FLAGS = ("norm_obs", "norm_reward")
 _NORM_SCALARS = ("clip_obs", "clip_reward", "gamma", "epsilon")
 #: Replay-buffer arrays stored in the NPZ (``next_observations`` unless memory-optimised).
 _BUFFER_ARRAYS = ("observations", "next_observations", "actions", "rewards", "dones",
-                  "timeouts")
+                  "timeouts", "valid")
 
 
 class LegacyPickleError(ValueError):
@@ -344,7 +344,7 @@ def check_hyperparams(algo: str, hyperparams: dict) -> None:
     """
     cls = _algo_class(algo)
     own = {"self", "policy", "env", "seed", "device", "tensorboard_log", "policy_kwargs",
-           "verbose", "_init_setup_model"}
+           "verbose", "_init_setup_model", "rollout_buffer_class", "replay_buffer_class"}
     valid = sorted(set(inspect.signature(cls.__init__).parameters) - own)
     for key in hyperparams:
         if key not in valid:

@@ -29,6 +29,8 @@ Those steps are not samples of anything, so nothing learns from them:
   ``rollout_buffer_class=MaskedRolloutBuffer`` (and :func:`attach_masks`) stores it with every
   row and hands only valid rows to the gradient steps. GAE never reads across a finished
   agent's ``done``, so the advantages of valid rows are those of the agent's own episode.
+* Off-policy (SAC): ``replay_buffer_class=MaskedReplayBuffer`` stores every transition with
+  its validity and samples valid ones only.
 * :attr:`SB3VecEnv.obs_real` says which entries observe a real observation;
   :class:`MaskedVecNormalize` updates its running statistics with those rows only (and its
   return statistics with valid rows only).
@@ -59,16 +61,16 @@ from collections.abc import Callable, Generator, Sequence
 from typing import Any
 
 import numpy as np
-from stable_baselines3.common.buffers import RolloutBuffer
+from stable_baselines3.common.buffers import ReplayBuffer, RolloutBuffer
 from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.type_aliases import RolloutBufferSamples
+from stable_baselines3.common.type_aliases import ReplayBufferSamples, RolloutBufferSamples
 from stable_baselines3.common.vec_env import VecNormalize
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
 from ..codes import STATUSES, Status
 
-__all__ = ["SB3VecEnv", "make_vec_env", "MaskedRolloutBuffer", "MaskedVecNormalize",
-           "attach_masks", "BACKENDS"]
+__all__ = ["SB3VecEnv", "make_vec_env", "MaskedRolloutBuffer", "MaskedReplayBuffer",
+           "MaskedVecNormalize", "attach_masks", "BACKENDS"]
 
 #: ``make_vec_env`` backends: ``auto`` picks ``vector`` when the config and mode allow it.
 BACKENDS = ("auto", "vector", "copies")
@@ -364,6 +366,43 @@ class MaskedRolloutBuffer(RolloutBuffer):
             yield self._get_samples(indices[start:start + batch_size])
 
 
+class MaskedReplayBuffer(ReplayBuffer):
+    """A ``ReplayBuffer`` that samples the transitions of agents that acted, and no others.
+
+    ``add`` stores ``mask_source.step_valid`` (see :func:`attach_masks`) in :attr:`valid` next
+    to each transition; ``sample`` draws uniformly among the valid ones (with ``np.random``, as
+    SB3 does). Without a mask source every transition is valid. ``optimize_memory_usage`` is
+    not supported.
+    """
+
+    mask_source: Any = None
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.optimize_memory_usage:
+            raise ValueError("MaskedReplayBuffer does not support optimize_memory_usage=True")
+        self.valid = np.zeros((self.buffer_size, self.n_envs), dtype=bool)
+
+    def add(self, obs: Any, next_obs: Any, action: Any, reward: Any, done: Any,
+            infos: list[dict]) -> None:
+        self.valid[self.pos] = True if self.mask_source is None else self.mask_source.step_valid
+        super().add(obs, next_obs, action, reward, done, infos)
+
+    def sample(self, batch_size: int, env: VecNormalize | None = None) -> ReplayBufferSamples:
+        upper = self.buffer_size if self.full else self.pos
+        flat = np.flatnonzero(self.valid[:upper].reshape(-1))  # row-major: pos * n_envs + env
+        if flat.size == 0:
+            raise ValueError("MaskedReplayBuffer: no valid transition stored yet")
+        rows, envs = np.divmod(flat[np.random.randint(0, flat.size, size=batch_size)],
+                               self.n_envs)
+        data = (self._normalize_obs(self.observations[rows, envs, :], env),
+                self.actions[rows, envs, :],
+                self._normalize_obs(self.next_observations[rows, envs, :], env),
+                (self.dones[rows, envs] * (1 - self.timeouts[rows, envs])).reshape(-1, 1),
+                self._normalize_reward(self.rewards[rows, envs].reshape(-1, 1), env))
+        return ReplayBufferSamples(*tuple(map(self.to_torch, data)))
+
+
 class MaskedVecNormalize(VecNormalize):
     """``VecNormalize`` whose statistics see real observations and valid rewards only.
 
@@ -407,14 +446,17 @@ class MaskedVecNormalize(VecNormalize):
 
 
 def attach_masks(model: Any, base: SB3VecEnv) -> None:
-    """Let ``model``'s :class:`MaskedRolloutBuffer` read ``base.step_valid`` at every step.
+    """Let ``model``'s masked buffer read ``base.step_valid`` at every step.
 
-    The buffer is not saved with the model, so call it after building or loading the model.
+    The model must be built with ``rollout_buffer_class=MaskedRolloutBuffer`` (on-policy) or
+    ``replay_buffer_class=MaskedReplayBuffer`` (off-policy). Buffers are not saved with the
+    model, so call it after building or loading one.
     """
-    buf = getattr(model, "rollout_buffer", None)
-    if not isinstance(buf, MaskedRolloutBuffer):
+    buf = getattr(model, "rollout_buffer", None) or getattr(model, "replay_buffer", None)
+    if not isinstance(buf, (MaskedRolloutBuffer, MaskedReplayBuffer)):
         raise ValueError(f"attach_masks needs a model built with rollout_buffer_class="
-                         f"MaskedRolloutBuffer, got a {type(buf).__name__}")
+                         f"MaskedRolloutBuffer or replay_buffer_class=MaskedReplayBuffer, got "
+                         f"a {type(buf).__name__}")
     buf.mask_source = base
 
 

@@ -305,10 +305,41 @@ def test_masked_rollout_buffer_trains_on_valid_rows_only():
         assert (s.observations.abs().sum(dim=1) > 0).all()
 
 
+def test_masked_replay_buffer_samples_valid_transitions_only():
+    from stable_baselines3 import SAC
+
+    from orca_env.wrappers.sb3 import MaskedReplayBuffer
+
+    base = make_vec_env(CROWDNAV, n_envs=2)
+    model = SAC("MlpPolicy", base, buffer_size=2000, learning_starts=10_000, seed=0,
+                device="cpu", replay_buffer_class=MaskedReplayBuffer,
+                policy_kwargs={"net_arch": [8]})
+    attach_masks(model, base)
+    # Goal-directed actions: agents finish early and leave masked rows.
+    buf = model.replay_buffer
+    base.seed(0)
+    obs = base.reset()
+    rng = np.random.default_rng(0)
+    for _ in range(150):
+        acts = goal_actions(base, rng)
+        new_obs, rews, dones, infos = base.step(acts)
+        buf.add(obs, new_obs, acts, rews, dones, infos)
+        obs = new_obs
+    n = buf.pos
+    assert 0 < buf.valid[:n].mean() < 1
+    # Masked transitions start from an all-zero observation; valid ones never do.
+    assert (buf.observations[:n][~buf.valid[:n]] == 0).all()
+    batch = buf.sample(4000)
+    assert (batch.observations.abs().sum(dim=1) > 0).all()
+    with pytest.raises(ValueError, match="optimize_memory_usage"):
+        MaskedReplayBuffer(100, base.observation_space, base.action_space, n_envs=6,
+                           optimize_memory_usage=True, handle_timeout_termination=False)
+
+
 def test_attach_masks_needs_the_masked_buffer():
     base = make_vec_env(CIRCLE, n_envs=1)
     model = PPO("MlpPolicy", base, n_steps=8, batch_size=8, device="cpu")
-    with pytest.raises(ValueError, match="rollout_buffer_class=MaskedRolloutBuffer"):
+    with pytest.raises(ValueError, match="rollout_buffer_class=MaskedRolloutBuffer or"):
         attach_masks(model, base)
 
 
