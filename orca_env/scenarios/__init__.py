@@ -17,13 +17,14 @@ from .circle import Circle
 from .corridor import Corridor
 from .crowdnav_circle import CrowdNavCircle
 from .crowdnav_square import CrowdNavSquare
+from .doorway import Doorway
 from .intersection import Intersection
 from .random_obstacles import RandomObstacles
 
 SCENARIOS: dict[str, type[Scenario]] = {
     cls.name: cls
     for cls in (Circle, Blocks, CrowdNavCircle, CrowdNavSquare, Corridor, Bottleneck,
-                Intersection, RandomObstacles)
+                Intersection, RandomObstacles, Doorway)
 }
 
 __all__ = ["SCENARIOS", "Scenario", "SpawnError", "World", "make_scenario", "register_scenario",
