@@ -365,7 +365,8 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
              overrides: dict | None = None, out_dir: str | os.PathLike | None = None,
              videos: int = 0, trajectories: int = 0, logs: int = 0,
              debug_agent: int | None = None, video_size: int = 720, video_format: str = "mp4",
-             progress: bool = False, log_dtype: Any = np.float32) -> dict:
+             progress: bool | str = False, log_dtype: Any = np.float32,
+             name: str | None = None) -> dict:
     """Evaluate a policy on a config over the frozen evaluation seeds.
 
     Args:
@@ -387,8 +388,11 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
             env's slots even when nothing is recorded).
         video_size: Long side of the video frames, pixels.
         video_format: ``mp4`` or ``gif``.
-        progress: Print progress to stderr.
+        progress: Print progress to stderr; a string is the progress line's label (default
+            ``eval <policy name>``).
         log_dtype: Float type of the logs.
+        name: The policy's name in the report, videos and plots (default: the spec, or the
+            model's file name; see :func:`resolve_policy`).
 
     Returns:
         The report: ``format``, ``orca_env_version``, ``policy``, ``config`` (resolved),
@@ -436,11 +440,13 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
     if bad:
         raise ValueError(f"seed {bad[0]} is not an evaluation seed (reserved range "
                          f"{EVAL_SEEDS.start}..{EVAL_SEEDS.stop - 1})")
-    pol, name = resolve_policy(policy, model, env)
+    pol, resolved_name = resolve_policy(policy, model, env)
+    name = resolved_name if name is None else str(name)
     n_logs = len(seeds) if logs < 0 else logs
     n_rec = max(videos, trajectories, n_logs)
     cfg = env.config.to_dict()
-    prog = _Progress(len(seeds), progress, f"eval {name}")
+    prog = _Progress(len(seeds), bool(progress),
+                     progress if isinstance(progress, str) else f"eval {name}")
     rows, plotted = [], []
     fps = env.metadata["render_fps"]
     for k, seed in enumerate(seeds):

@@ -1,0 +1,109 @@
+"""Config overrides from dotted keys: ``observation.range: 6``, ``groups.0.count: 32``.
+
+One implementation behind ``orca-env eval --set key=value`` and the ``set`` mapping of a
+benchmark suite entry (:mod:`orca_env.evaluation.bench`). A dotted key overrides one key of a
+section (``rewards.goal``); an integer part indexes a list (``groups.0.count``): the override
+then holds the whole list, copied from the config file (or the scenario's default groups) with
+that item changed, because the env replaces ``groups`` as a whole. Nested sections merge key by
+key in the env, so ``observation.range: 6`` leaves the other observation keys as they are.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = ["dotted_overrides", "config_overrides"]
+
+#: One override: ``(label, dotted key, value)``; ``label`` starts every error message about it
+#: (``--set 'groups.0.count=2'``).
+Override = tuple[str, str, Any]
+
+
+def dotted_overrides(items: Sequence[Override], base: dict | None = None,
+                     defaults: Callable[[str], Any] | None = None,
+                     source: str = "--set") -> dict:
+    """The override dict (``OrcaEnv(config, **overrides)``) of dotted keys and their values.
+
+    Args:
+        items: ``(label, key, value)`` triples, applied in order.
+        base: The config file's mapping, for keys through lists (``None``: no file).
+        defaults: ``defaults(top_key)`` gives the value the env uses for a top-level key the
+            file leaves out (the scenario's ``groups``), or ``None``.
+        source: What the overrides are called in messages (``--set``, ``set``).
+
+    Raises:
+        ValueError: Starting with the item's label, on an empty key part, a list index that is
+            not an integer or out of range, or a key below a plain value (set in the config or
+            by an earlier override).
+    """
+    base = base or {}
+    out: dict = {}
+    set_by_us: set[tuple[str, ...]] = set()
+    for label, key, value in items:
+        parts = key.split(".")
+        if not all(parts):
+            raise ValueError(f"{label}: empty part in the key {key!r}")
+        top = parts[0]
+        if len(parts) > 1 and top not in out:
+            # Start from the config's own value, so the other keys and list items stay.
+            start = base.get(top)
+            if start is None and defaults is not None:
+                start = defaults(top)
+            out[top] = copy.deepcopy(start) if isinstance(start, (dict, list)) else \
+                {} if start is None else start
+        node: Any = out
+        for depth, p in enumerate(parts):
+            where = ".".join(parts[:depth])
+            last = depth == len(parts) - 1
+            if isinstance(node, list):
+                if not (p.isdigit() and int(p) < len(node)):
+                    raise ValueError(f"{label}: {where!r} is a list of {len(node)} items: "
+                                     f"expected an index 0 .. {len(node) - 1}, got {p!r}")
+                p = int(p)
+            elif not isinstance(node, dict):
+                origin = (f"by an earlier {source}" if tuple(parts[:depth]) in set_by_us
+                          else "in the config")
+                raise ValueError(f"{label}: {where!r} was set to {node!r} {origin}, so it has "
+                                 f"no key {p!r}")
+            if last:
+                node[p] = copy.deepcopy(value)
+            else:
+                if isinstance(node, dict) and node.get(p) is None:
+                    node[p] = {}
+                node = node[p]
+        set_by_us.add(tuple(parts))
+    return out
+
+
+def config_overrides(config: str | os.PathLike, items: Sequence[Override],
+                     source: str = "--set") -> dict:
+    """:func:`dotted_overrides` against the config file (for list items) and scenario defaults.
+
+    Args:
+        config: A YAML path or a shipped config's name.
+        items: ``(label, key, value)`` triples.
+        source: What the overrides are called in messages.
+    """
+    if not items:
+        return {}
+    if not any(part.isdigit() for _, key, _ in items for part in key.split(".")):
+        return dotted_overrides(items, source=source)  # no list items: the file is not needed
+    from ..config import load_config, load_yaml  # noqa: PLC0415
+    from ..configs import resolve  # noqa: PLC0415
+
+    base = load_yaml(resolve(config)) or {}
+    if not isinstance(base, dict):
+        return dotted_overrides(items, source=source)  # the env reports the file's error
+
+    def defaults(key: str) -> Any:
+        if key != "groups":
+            return None
+        from ..scenarios import SCENARIOS  # noqa: PLC0415
+
+        cls = SCENARIOS.get(load_config(config).scenario)
+        return [dict(g) for g in cls.DEFAULT_GROUPS] if cls is not None else None
+
+    return dotted_overrides(items, base, defaults, source=source)
