@@ -5,6 +5,11 @@ end: two agents collide when the distance between them, both moving linearly fro
 their new positions, drops below the sum of their radii (minus the tolerated overlap) at some
 time of the step; an agent collides with an obstacle when the segment it travelled comes within
 its radius (minus the tolerance) of an obstacle or boundary segment.
+
+:func:`agent_collisions_crowdnav` is CrowdNav's check instead (config ``collision_check:
+crowdnav``): the checked agent moves as it did, every other agent at its velocity of the
+previous step, as CrowdNav's ``step()`` tests the robot's new velocity against the humans'
+last velocities before it moves them.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["agent_collisions", "obstacle_collisions"]
+__all__ = ["agent_collisions", "agent_collisions_crowdnav", "obstacle_collisions"]
 
 
 @njit(cache=True)
@@ -47,9 +52,49 @@ def agent_collisions(check, p0, p1, radii, active, tol, hit):
         tol: Tolerated overlap (m).
         hit: (k,) bool output.
     """
+    _collisions(check, p0, p1, p1, radii, active, tol, hit)
+
+
+@njit(cache=True)
+def agent_collisions_crowdnav(check, p0, p1, v0, dt, radii, active, tol, hit):
+    """CrowdNav's robot-human collision check, for the agents ``check`` against all active ones.
+
+    In CrowdNav's ``step()``, the robot (here: each checked agent) moves from its position at
+    the start of the step at its new velocity, and each human (here: every other active agent)
+    from its position at its velocity of the *previous* step (``human.vx``, updated only after
+    the check); a collision is a closest surface-to-surface distance below ``-tol`` during the
+    step (CrowdNav: below 0, ``tol = 0``).
+
+    Args:
+        check: (k,) int64 ids to test.
+        p0: (n, 2) float64 positions before the step, metres.
+        p1: (n, 2) float64 positions after the step, metres (the checked agents' motion).
+        v0: (n, 2) float64 velocities before the step, m/s (the others' motion).
+        dt: Time step (s).
+        radii: (n,) float64 radii, metres.
+        active: (n,) bool, agents present during the step.
+        tol: Tolerated overlap (m).
+        hit: (k,) bool output.
+    """
+    q1 = np.empty_like(p0)
+    for j in range(p0.shape[0]):
+        q1[j, 0] = p0[j, 0] + v0[j, 0] * dt
+        q1[j, 1] = p0[j, 1] + v0[j, 1] * dt
+    _collisions(check, p0, p1, q1, radii, active, tol, hit)
+
+
+@njit(cache=True)
+def _collisions(check, p0, p1, q1, radii, active, tol, hit):
+    """Checked agent ``i`` moves ``p0[i] -> p1[i]``, every other agent ``j`` ``p0[j] -> q1[j]``.
+
+    The grid bins the others by ``q1``; its cell is twice the largest radius plus the largest
+    displacement of each kind, so a checked agent's end and the end of any agent it can touch
+    lie in neighbouring cells. ``q1 is p1`` is the swept check of :func:`agent_collisions`.
+    """
     n = p1.shape[0]
     max_r = 0.0
     max_d = 0.0
+    max_q = 0.0
     na = 0
     x0 = np.inf
     y0 = np.inf
@@ -61,28 +106,29 @@ def agent_collisions(check, p0, p1, radii, active, tol, hit):
         na += 1
         max_r = max(max_r, radii[i])
         max_d = max(max_d, np.hypot(p1[i, 0] - p0[i, 0], p1[i, 1] - p0[i, 1]))
-        x0 = min(x0, p1[i, 0])
-        y0 = min(y0, p1[i, 1])
-        x1 = max(x1, p1[i, 0])
-        y1 = max(y1, p1[i, 1])
+        max_q = max(max_q, np.hypot(q1[i, 0] - p0[i, 0], q1[i, 1] - p0[i, 1]))
+        x0 = min(x0, p1[i, 0], q1[i, 0])
+        y0 = min(y0, p1[i, 1], q1[i, 1])
+        x1 = max(x1, p1[i, 0], q1[i, 0])
+        y1 = max(y1, p1[i, 1], q1[i, 1])
     for r in range(check.shape[0]):
         hit[r] = False
     if na < 2:
         return
-    cell = 2.0 * max_r + 2.0 * max_d + 1e-9
+    cell = 2.0 * max_r + max_d + max_q + 1e-9
     nx = int((x1 - x0) / cell) + 1
     ny = int((y1 - y0) / cell) + 1
     while nx * ny > 4 * na + 64:
         cell *= 2.0
         nx = int((x1 - x0) / cell) + 1
         ny = int((y1 - y0) / cell) + 1
-    # Counting sort of the active agents by cell.
+    # Counting sort of the active agents by the cell of their end q1.
     key = np.full(n, -1, dtype=np.int64)
     start = np.zeros(nx * ny + 1, dtype=np.int64)
     for i in range(n):
         if active[i]:
-            cx = int((p1[i, 0] - x0) / cell)
-            cy = int((p1[i, 1] - y0) / cell)
+            cx = int((q1[i, 0] - x0) / cell)
+            cy = int((q1[i, 1] - y0) / cell)
             key[i] = cx * ny + cy
             start[key[i] + 1] += 1
     for c in range(nx * ny):
@@ -110,7 +156,7 @@ def agent_collisions(check, p0, p1, radii, active, tol, hit):
                         continue
                     # Relative motion is linear within the step.
                     d_sq = _sweep_dist_sq(p0[i, 0] - p0[j, 0], p0[i, 1] - p0[j, 1],
-                                          p1[i, 0] - p1[j, 0], p1[i, 1] - p1[j, 1])
+                                          p1[i, 0] - q1[j, 0], p1[i, 1] - q1[j, 1])
                     if d_sq < lim * lim:
                         found = True
                         break
