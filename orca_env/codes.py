@@ -25,6 +25,9 @@ class Population(IntEnum):
     ORCA = 1
     #: A dynamic obstacle (responsibility 0) walking its path, avoided by everyone else.
     NON_REACTIVE = 2
+    #: CrowdNav's linear human: walks straight to its goal and avoids no agent (avoid mask 0),
+    #: while the others avoid it as they would an ORCA agent (responsibility 1).
+    LINEAR = 3
 
 
 class GoalBehavior(IntEnum):

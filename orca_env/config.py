@@ -19,6 +19,24 @@ Example YAML (``configs/circle.yaml``)::
       - {population: orca, count: 225, on_goal: stay}
     observation: {frame: goal, num_agents: 6, num_obstacles: 0, range: 15.0}
     rewards: {collision: -0.25}
+
+CrowdNav's default test setting (``configs/crowdnav_circle_invisible.yaml``) uses the keys that
+reproduce CrowdNav: who avoids whom (``groups[].visible_to`` / ``avoids``), the ORCA-only
+padding, CrowdNav's episode end, and the scenario's ``layout`` of CrowdNav's test cases::
+
+    scenario: crowdnav_circle_v0
+    scenario_kwargs: {layout: crowdnav_test}   # evaluation episode k = CrowdNav's test case k
+    time_limit_rule: crowdnav                  # the step starting at 24 s of 25 times out
+    collision_check: crowdnav                  # CrowdNav's check, with
+    collision_tolerance: 0.0                   # zero tolerance
+    stall: {end_episode: false}                # no deadlock rule in CrowdNav
+    groups:
+      - {name: robot, population: learned, count: 1, orca_padding: 0.01, visible_to: []}
+      - {name: humans, population: orca, count: 5, on_goal: stay, orca_padding: 0.01,
+         noise: 0.0, randomize_attributes: false, pref_speed: 1.0}
+
+``python -c "from orca_env.config import describe; print(describe())"`` lists every key with its
+default and meaning.
 """
 
 from __future__ import annotations
@@ -48,7 +66,7 @@ __all__ = [
     "parse_yaml_value",
 ]
 
-POPULATIONS = ("learned", "orca", "non_reactive")
+POPULATIONS = ("learned", "orca", "non_reactive", "linear")
 GOAL_BEHAVIOURS = ("stop", "stay", "new_goal")
 
 # Sane bounds of numeric keys. Beyond them float64 geometry overflows (ORCA squares lengths and
@@ -166,10 +184,13 @@ def _max_threads() -> int:
 
 def _f(default: Any, doc: str, *, kind: Any, choices: tuple | None = None,
        minimum: float | None = None, maximum: float | None = None, positive: bool = False,
-       optional: bool = False) -> Any:
-    """A dataclass field with its documentation and validation rules as metadata."""
+       optional: bool = False, items: Any = None) -> Any:
+    """A dataclass field with its documentation and validation rules as metadata.
+
+    ``items`` is the type every element of a ``list`` field must have (``str`` only, for now).
+    """
     meta = {"doc": doc, "kind": kind, "choices": choices, "minimum": minimum,
-            "maximum": maximum, "positive": positive, "optional": optional}
+            "maximum": maximum, "positive": positive, "optional": optional, "items": items}
     if isinstance(default, (list, dict)):
         return field(default_factory=lambda d=default: copy.deepcopy(d), metadata=meta)
     return field(default=default, metadata=meta)
@@ -180,11 +201,31 @@ class GroupConfig:
     """One group of agents sharing a population, a goal behaviour and ORCA parameters.
 
     Parameters left ``None`` take the scenario's agent defaults (``Scenario.AGENT_DEFAULTS``).
+
+    Who avoids whom (``avoids``, ``visible_to``): agents of group A build ORCA constraints for
+    (avoid) agents of group B when B's name is in A's ``avoids`` and A's name is in B's
+    ``visible_to``; both default to ``null``, every group (RVO2: everyone avoids everyone).
+    Names are the groups' ``name`` (default ``<population>_<index>``); a name shared by
+    several groups means all of them. An agent's share of a pair's avoidance does not depend
+    on whether the other avoids it back (half, for equal responsibilities), so an agent that
+    is not avoided assumes a reciprocity that does not happen: that is CrowdNav's invisible
+    robot (``docs/core-api.md``, "Visibility")::
+
+        groups:
+          - {name: robot, population: learned, count: 1, visible_to: []}  # nobody avoids it
+          - {name: humans, population: orca, count: 5}                    # they avoid humans
+
+    is the same as ``avoids: [humans]`` on the humans. Observations are not filtered: every
+    agent still sees every agent within range.
     """
 
     population: str = _f("learned", "learned (PettingZoo agents), orca (crowd following pure "
-                         "ORCA to its goal) or non_reactive (dynamic obstacles: head for their "
-                         "goal on a straight line or roadmap path, responsibility 0, avoid no one)",
+                         "ORCA to its goal), non_reactive (dynamic obstacles: head for their "
+                         "goal on a straight line or roadmap path, responsibility 0, so that "
+                         "everyone else avoids them fully) or linear (CrowdNav's 'linear' "
+                         "humans: head straight for their goal at pref_speed and avoid no "
+                         "agent at all, while the others avoid them assuming reciprocity; "
+                         "walls still bind them)",
                          kind=str, choices=POPULATIONS)
     count: int = _f(1, "number of agents in the group; must be >= 0", kind=int, minimum=0,
                     maximum=10**6)
@@ -218,6 +259,24 @@ class GroupConfig:
                              "the preferred velocity of scripted agents, U(0, noise) in a "
                              "uniform direction each step; default 1e-4 for orca, 0 otherwise",
                              kind=float, minimum=0.0, maximum=MAX_SPEED, optional=True)
+    avoids: list | None = _f(None, "names of the groups whose agents this group avoids "
+                             "(builds ORCA constraints for); null: every group; [] avoids no "
+                             "agent (walls still bind). Not for linear groups, which avoid no "
+                             "one", kind=list, optional=True, items=str)
+    visible_to: list | None = _f(None, "names of the groups whose agents avoid this group's "
+                                 "agents; null: every group; []: nobody avoids them (CrowdNav's "
+                                 "invisible robot)", kind=list, optional=True, items=str)
+    orca_padding: float = _f(0.0, "metres added to the radius inside ORCA only (CrowdNav's ORCA "
+                             "adds 0.01): the ORCA radius is radius + orca_padding, while "
+                             "collisions, observations, goals and spawning use the radius",
+                             kind=float, minimum=0.0, maximum=MAX_LENGTH)
+    randomize_attributes: bool = _f(False, "CrowdNav's randomize_attributes: each episode, every "
+                                    "agent of the group draws its preferred speed v_pref ~ "
+                                    "U(0.5, 1.5) m/s, then its radius ~ U(0.3, 0.5) m. v_pref "
+                                    "is the agent's max_speed, and its pref_speed unless the "
+                                    "group sets pref_speed (CrowdNav's ORCA humans ask for at "
+                                    "most 1 m/s whatever their v_pref: pref_speed 1). Excludes "
+                                    "radius and max_speed", kind=bool)
 
 
 @dataclass
@@ -320,6 +379,24 @@ class EnvConfig:
                                     "millimetre in dense crowds (RVO2's Circle), which are not "
                                     "collisions",
                                     kind=float, minimum=0.0, maximum=MAX_LENGTH)
+    time_limit_rule: str = _f("steps", "steps: the episode is truncated (status 'timed_out') "
+                              "after max_steps steps, and a goal or collision on the last step "
+                              "still counts. crowdnav: CrowdNav's rule, with its time_limit = "
+                              "max_steps * time_step: the step that starts at or after "
+                              "time_limit - 1 s is the last (step 97 of 100 at dt 0.25), and "
+                              "on it the time-out takes precedence: a goal or collision on that "
+                              "step is neither counted nor rewarded (CrowdNav tests the time "
+                              "before the collision and the goal)",
+                              kind=str, choices=("steps", "crowdnav"))
+    collision_check: str = _f("swept", "swept: a learned agent collides when its disc, moving "
+                              "from its old to its new position, overlaps another agent's disc "
+                              "moving likewise at some time of the step. crowdnav: CrowdNav's "
+                              "step() check: the learned agent moves at its new velocity, the "
+                              "others at their velocity of the previous step (CrowdNav tests "
+                              "before it updates the humans), from the positions at the start "
+                              "of the step; obstacles as swept. CrowdNav's check has zero "
+                              "tolerance: set collision_tolerance: 0 with it",
+                              kind=str, choices=("swept", "crowdnav"))
     observation: ObservationConfig = _f(None, "observation section", kind=ObservationConfig)
     rewards: RewardConfig = _f(None, "reward section", kind=RewardConfig)
     stall: StallConfig = _f(None, "stall detector section", kind=StallConfig)
@@ -342,14 +419,30 @@ class EnvConfig:
     def to_dict(self) -> dict:
         """A plain dict (YAML-serialisable) of the config.
 
-        ``rewards.extra`` is left out while empty (it only matters for scenarios with their own
-        reward terms), so configs without it serialise as they did before the key existed and
-        canonical reports (``metrics.json``) keep their bytes.
+        Keys added after canonical reports (``metrics.json``) existed are left out while they
+        hold their default (:data:`_LATER_KEYS`: ``rewards.extra`` while empty, the groups'
+        visibility, padding and ``randomize_attributes``, ``time_limit_rule`` and
+        ``collision_check``), so configs that do not use them serialise as they did before the
+        keys existed and their reports keep their bytes. Loading the dict back gives the same
+        config.
         """
         out = dataclasses.asdict(self)
         if not out["rewards"]["extra"]:
             del out["rewards"]["extra"]
+        for key, default in _LATER_KEYS["env"].items():
+            if out[key] == default:
+                del out[key]
+        for group in out["groups"] or ():
+            for key, default in _LATER_KEYS["group"].items():
+                if group[key] == default and type(group[key]) is type(default):
+                    del group[key]
         return out
+
+
+#: Keys that :meth:`EnvConfig.to_dict` leaves out at these (default) values.
+_LATER_KEYS = {"env": {"time_limit_rule": "steps", "collision_check": "swept"},
+               "group": {"avoids": None, "visible_to": None, "orca_padding": 0.0,
+                         "randomize_attributes": False}}
 
 
 _SECTIONS = {"observation": ObservationConfig, "rewards": RewardConfig, "stall": StallConfig}
@@ -396,6 +489,11 @@ def _check_value(key: str, value: Any, meta: dict) -> Any:
     elif kind is list:
         if not isinstance(value, (list, tuple)):
             raise ValueError(f"config key {key!r} must be a list, got {_show(value)}")
+        if meta.get("items") is str:
+            for k, item in enumerate(value):
+                if not isinstance(item, str):
+                    raise ValueError(f"config key '{key}[{k}]' must be a string, got "
+                                     f"{_show(item)}")
         return list(value)
     if meta["choices"] is not None and value not in meta["choices"]:
         raise ValueError(f"config key {key!r} must be one of {list(meta['choices'])}, "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 import os
 import sys
@@ -15,7 +16,7 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
 from .codes import STATE_FEATURES, STATUSES, GoalBehavior, Population, StateField, code_of
-from .collisions import agent_collisions, obstacle_collisions
+from .collisions import agent_collisions, agent_collisions_crowdnav, obstacle_collisions
 from .config import EnvConfig, GroupConfig, load_config, parse_section
 from .core import Simulator
 from .frames import frame_axes, world_to_frame
@@ -23,6 +24,7 @@ from .guidance import Roadmap
 from .observations import build_observations, make_space, nearest_clearances
 from .rewards import TERMS, extra_weights, reward_terms, term_dicts
 from .scenarios import SpawnError, make_scenario
+from .scenarios.base import RANDOM_RADIUS, RANDOM_SPEED
 from .step import clip_actions, goals_and_stalls, outcomes, preferred_velocities
 
 __all__ = ["OrcaEnv", "parallel_env", "env", "raw_env", "INFO_LEVELS"]
@@ -94,6 +96,16 @@ class OrcaEnv(ParallelEnv):
       goal at ``pref_speed`` with responsibility 0: every agent with a positive responsibility
       avoids them fully and they avoid no such agent; two non-reactive agents share their mutual
       avoidance half and half (the core's rule), and static obstacles still bind them.
+    * ``linear``: CrowdNav's linear humans: they head straight for their goal at ``pref_speed``
+      and avoid no agent (core avoid mask 0), while the others avoid them as they would an ORCA
+      agent, assuming they take half (responsibility 1); static obstacles still bind them.
+      Unlike CrowdNav's, which walk at v_pref past their goal and back, they stop on it.
+
+    Who avoids whom is set per group (``avoids``, ``visible_to``, see
+    :class:`orca_env.config.GroupConfig`): CrowdNav's invisible robot is a learned group with
+    ``visible_to: []``. ``orca_padding`` enlarges an agent's radius inside ORCA only, and
+    ``randomize_attributes`` draws its radius and preferred speed every episode (CrowdNav's
+    ``randomize_attributes``); ``env.radii`` and ``env.max_speeds`` are then this episode's.
 
     On reaching its goal a group either ``stop``s (the agent leaves the simulation), ``stay``s
     (parked: it keeps steering to its goal under ORCA, so it is still an obstacle that yields) or,
@@ -151,7 +163,11 @@ class OrcaEnv(ParallelEnv):
     report no ORCA telemetry (intervention 0, no LP): they move exactly as commanded.
     Truncation (all live agents): ``max_steps`` reached (status ``timed_out``), or every
     remaining agent - live learned agents and crowd agents still heading for a goal - has been
-    stalled for ``stall.window`` steps (status ``deadlocked``, when ``stall.end_episode``). A
+    stalled for ``stall.window`` steps (status ``deadlocked``, when ``stall.end_episode``).
+    CrowdNav's episode end is two options: ``time_limit_rule: crowdnav`` (the step that starts
+    at ``max_steps * time_step - 1`` s is the last, and its time-out overrides a goal or a
+    collision on it) and ``collision_check: crowdnav`` (the robot's new velocity against the
+    others' velocity of the previous step; with ``collision_tolerance: 0``). A
     stalled agent that is not yet truncated reports status ``deadlocked`` and pays the deadlock
     term. Agents that leave the simulation on a step (at their goal, or after a collision) are
     still present in that step's observations and separations: they stood there at the end of
@@ -198,6 +214,13 @@ class OrcaEnv(ParallelEnv):
         self._setup_slots(groups)
         self.time_step = cfg.time_step if cfg.time_step is not None else sc.TIME_STEP
         self.max_steps = cfg.max_steps if cfg.max_steps is not None else sc.MAX_STEPS
+        # The step that times out, and whether the time-out overrides that step's goals and
+        # collisions (config key time_limit_rule).
+        self._last_step, self._timeout_first = self.max_steps, False
+        if cfg.time_limit_rule == "crowdnav":
+            self._last_step, self._timeout_first = crowdnav_last_step(self.max_steps,
+                                                                      self.time_step)
+        self._crowdnav_collisions = cfg.collision_check == "crowdnav"
         ob = cfg.observation
         self.num_obs_agents = ob.num_agents if ob.num_agents is not None \
             else sc.OBS_DEFAULTS["num_agents"]
@@ -221,8 +244,8 @@ class OrcaEnv(ParallelEnv):
         self._full_infos = infos == "full"
 
         self.possible_agents = [f"agent_{k}" for k in range(self._learned_slots.size)]
-        v_max = float(self._max_speed.max())
-        r_max = float(self._radius.max())
+        v_max = self._speed_max
+        r_max = self._radius_max
         self.observation_spaces = {
             a: make_space(self.num_obs_agents, self.num_obs_obstacles, self.obs_range, v_max,
                           r_max, self._extra_obs) for a in self.possible_agents}
@@ -251,20 +274,30 @@ class OrcaEnv(ParallelEnv):
             raise ValueError("config key 'groups' must list at least one group")
         pop, goal_b, gid, names = [], [], [], []
         params = {k: [] for k in ("radius", "max_speed", "pref_speed", *_ORCA_PARAMS)}
-        noise, resp = [], []
+        noise, resp, padding, randomized, pref_given = [], [], [], [], []
         for g_idx, g in enumerate(groups):
             where = f"groups[{g_idx}]"
             if g.population == "learned" and g.on_goal == "new_goal":
                 raise ValueError(f"config key '{where}.on_goal': new_goal is for crowd groups "
-                                 f"(orca, non_reactive); a learned agent terminates at its goal, "
-                                 f"use stop or stay")
+                                 f"(orca, non_reactive, linear); a learned agent terminates at "
+                                 f"its goal, use stop or stay")
             if g.population != "learned" and not g.safety_layer:
                 raise ValueError(f"config key '{where}.safety_layer' applies to learned groups "
                                  f"only, got false for population {g.population!r}")
             if g.population == "learned" and g.noise is not None:
                 raise ValueError(f"config key '{where}.noise' applies to scripted groups (orca, "
-                                 f"non_reactive); a learned agent's preferred velocity is its "
-                                 f"action, got noise={g.noise!r}")
+                                 f"non_reactive, linear); a learned agent's preferred velocity "
+                                 f"is its action, got noise={g.noise!r}")
+            if g.population == "linear" and g.avoids is not None:
+                raise ValueError(f"config key '{where}.avoids': linear agents avoid no one "
+                                 f"(CrowdNav's linear humans); use population orca to choose "
+                                 f"whom they avoid, got avoids={g.avoids!r}")
+            if g.randomize_attributes:
+                for key in ("radius", "max_speed"):
+                    if getattr(g, key) is not None:
+                        raise ValueError(f"config key '{where}.{key}' cannot be set with "
+                                         f"randomize_attributes: true, which draws it each "
+                                         f"episode; got {key}={getattr(g, key)!r}")
             default_noise = sc.CROWD_NOISE if g.population == "orca" else 0.0
             nz = g.noise if g.noise is not None else default_noise
             names.append(g.name or f"{g.population}_{g_idx}")
@@ -279,6 +312,9 @@ class OrcaEnv(ParallelEnv):
                 unsafe = g.population == "non_reactive" or (g.population == "learned"
                                                             and not g.safety_layer)
                 resp.append(0.0 if unsafe else 1.0)
+                padding.append(g.orca_padding)
+                randomized.append(g.randomize_attributes)
+                pref_given.append(g.pref_speed is not None)
         self._pop = np.array(pop, dtype=np.int64)
         if not np.any(self._pop == Population.LEARNED):
             raise ValueError("config key 'groups' must contain at least one learned agent "
@@ -287,9 +323,27 @@ class OrcaEnv(ParallelEnv):
         self._on_goal = np.array(goal_b, dtype=np.int64)
         self._group = np.array(gid, dtype=np.int64)
         self.group_names = names
-        self._radius = np.array(params["radius"], dtype=np.float64)
-        self._max_speed = np.array(params["max_speed"], dtype=np.float64)
-        self._pref_speed = np.array(params["pref_speed"], dtype=np.float64)
+        # The config's attributes; slots with randomize_attributes draw theirs at every reset
+        # (see reset), the others keep these.
+        self._base_radius = np.array(params["radius"], dtype=np.float64)
+        self._base_max_speed = np.array(params["max_speed"], dtype=np.float64)
+        self._base_pref_speed = np.array(params["pref_speed"], dtype=np.float64)
+        self._randomized = np.array(randomized, dtype=bool)
+        self._any_randomized = bool(self._randomized.any())
+        #: Randomized slots whose pref_speed is their drawn v_pref (the group left it unset).
+        self._pref_is_vpref = self._randomized & ~np.array(pref_given, dtype=bool)
+        self._radius = self._base_radius.copy()
+        self._max_speed = self._base_max_speed.copy()
+        self._pref_speed = self._base_pref_speed.copy()
+        # Bounds over every episode (observation spaces, the tolerance check).
+        lo_r, hi_r = RANDOM_RADIUS
+        self._radius_min = float(np.where(self._randomized, lo_r, self._base_radius).min())
+        self._radius_max = float(np.where(self._randomized, hi_r, self._base_radius).max())
+        self._speed_max = float(np.where(self._randomized, RANDOM_SPEED[1],
+                                         self._base_max_speed).max())
+        self._padding = np.array(padding, dtype=np.float64)
+        self._any_padding = bool(np.any(self._padding > 0.0))
+        self._layers, self._avoid_masks = _visibility(groups, names, self._group, self._pop)
         self._orca = {k: np.array(params[k]) for k in _ORCA_PARAMS}
         self._orca["max_neighbors"] = self._orca["max_neighbors"].astype(np.int64)
         self._noise = np.array(noise, dtype=np.float64)
@@ -300,9 +354,9 @@ class OrcaEnv(ParallelEnv):
         self._unsafe = (self._pop == Population.LEARNED) & (self._resp == 0.0)
         self._learned_slots = np.flatnonzero(self._pop == Population.LEARNED)
         tol = self.config.collision_tolerance
-        if tol >= self._radius.min():
+        if tol >= self._radius_min:
             raise ValueError(f"config key 'collision_tolerance' must be below the smallest agent "
-                             f"radius ({self._radius.min()!r} m), or contacts with walls would "
+                             f"radius ({self._radius_min!r} m), or contacts with walls would "
                              f"never count; got {tol!r}")
         self._crowd = self._pop != Population.LEARNED
 
@@ -342,6 +396,7 @@ class OrcaEnv(ParallelEnv):
             self._renderer.new_episode()
         rng = self.np_random
         sc = self.scenario
+        sc.start_episode(int(self.np_random_seed), int(self.seed_episode))
         world = sc.build_world(rng)
         ad = sc.AGENT_DEFAULTS
         sim = Simulator(self.time_step, neighbor_dist=ad["neighbor_dist"],
@@ -354,14 +409,11 @@ class OrcaEnv(ParallelEnv):
             sim.add_boundary(np.asarray(world.boundary, dtype=np.float64))
         sim.process_obstacles()
         self.world = world
-        starts, goals = sc.place_agents(rng, sim, self._radius)
-        starts = np.asarray(starts, dtype=np.float64)
-        goals = np.asarray(goals, dtype=np.float64)
-        if starts.shape != (self._n, 2) or goals.shape != (self._n, 2):
-            raise RuntimeError(f"{sc.name}.place_agents returned shapes {starts.shape}, "
-                               f"{goals.shape}; expected ({self._n}, 2)")
-        sim.add_agents(starts, radius=self._radius, max_speed=self._max_speed,
-                       responsibility=self._resp, **self._orca)
+        starts, goals = self._populate(rng, sim)
+        orca_radius = self._radius + self._padding if self._any_padding else self._radius
+        sim.add_agents(starts, radius=orca_radius, max_speed=self._max_speed,
+                       responsibility=self._resp, layer=self._layers,
+                       avoid_mask=self._avoid_masks, **self._orca)
         self._check_spawns(sim, starts)
         self.sim = sim
         self._starts = starts
@@ -401,6 +453,42 @@ class OrcaEnv(ParallelEnv):
                         "distance_to_goal": float(self._path_len[i]),
                         "nearest_separation": float(sep[k]), "collided_with": None}
         return dict(zip(self.agents, obs, strict=True)), infos
+
+    def _populate(self, rng: np.random.Generator, sim: Simulator):
+        """Starts and goals from the scenario, and this episode's radii and speeds.
+
+        Slots of groups with ``randomize_attributes`` get the radius and v_pref the scenario
+        drew (:meth:`Scenario.populate`): v_pref becomes their max speed, and their preferred
+        speed unless their group sets ``pref_speed``. The others keep the config's values.
+        """
+        sc = self.scenario
+        out = sc.populate(rng, sim, self._base_radius.copy(), self._base_max_speed.copy(),
+                          self._randomized.copy())
+        if not (isinstance(out, tuple) and len(out) == 4):
+            raise RuntimeError(f"{sc.name}.populate must return (starts, goals, radii, "
+                               f"max_speeds), got {type(out).__name__}")
+        starts, goals, radii, speeds = (np.asarray(a, dtype=np.float64) for a in out)
+        n = self._n
+        if starts.shape != (n, 2) or goals.shape != (n, 2):
+            raise RuntimeError(f"{sc.name}.place_agents returned shapes {starts.shape}, "
+                               f"{goals.shape}; expected ({n}, 2)")
+        fixed = ~self._randomized
+        lo_r, hi_r = RANDOM_RADIUS
+        lo_v, hi_v = RANDOM_SPEED
+        ok = (radii.shape == (n,) and speeds.shape == (n,)
+              and np.array_equal(radii[fixed], self._base_radius[fixed])
+              and np.array_equal(speeds[fixed], self._base_max_speed[fixed])
+              and bool(np.all((radii[~fixed] >= lo_r) & (radii[~fixed] <= hi_r)))
+              and bool(np.all((speeds[~fixed] >= lo_v) & (speeds[~fixed] <= hi_v))))
+        if not ok:
+            raise RuntimeError(f"{sc.name}.populate must return radii and max speeds of shape "
+                               f"({n},) that keep the config's values except for randomized "
+                               f"slots, drawn within {RANDOM_RADIUS} m and {RANDOM_SPEED} m/s")
+        if self._any_randomized:
+            self._radius = radii
+            self._max_speed = speeds
+            self._pref_speed = np.where(self._pref_is_vpref, speeds, self._base_pref_speed)
+        return starts, goals
 
     def _check_spawns(self, sim: Simulator, starts: np.ndarray) -> None:
         """Refuse a layout whose agents start overlapping each other or the obstacles.
@@ -553,6 +641,7 @@ class OrcaEnv(ParallelEnv):
 
         # Preferred velocities: scripted agents steer to their target, learned ones act.
         pos0 = sim.positions.copy()
+        vel0 = sim.velocities.copy() if self._crowdnav_collisions else None
         if self._any_noise:
             ang = rng.uniform(0.0, 2.0 * np.pi, n)
             mag = rng.uniform(0.0, 1.0, n) * self._noise
@@ -595,11 +684,20 @@ class OrcaEnv(ParallelEnv):
         # Collisions along the travelled segments, for the live learned agents.
         tol = self.config.collision_tolerance
         hit_a = np.zeros(live.size, dtype=bool)
-        agent_collisions(live, pos0, pos, self._radius, active0, tol, hit_a)
+        if self._crowdnav_collisions:
+            agent_collisions_crowdnav(live, pos0, pos, vel0, self.time_step, self._radius,
+                                      active0, tol, hit_a)
+        else:
+            agent_collisions(live, pos0, pos, self._radius, active0, tol, hit_a)
         hit_o = np.zeros(live.size, dtype=bool)
         if self._has_obstacles:
             obstacle_collisions(live, pos0, pos, self._radius, self._obst_points,
                                 self._obst_next, tol, hit_o)
+        timed_out = self._step_count >= self._last_step
+        if timed_out and self._timeout_first:
+            # CrowdNav's rule: the time-out decides the last step, whatever else happened.
+            hit_a[:] = False
+            hit_o[:] = False
         collided = hit_a | hit_o
 
         # Goals, guidance and stall detection for every slot.
@@ -621,6 +719,8 @@ class OrcaEnv(ParallelEnv):
         # the collision is penalised and reported, and reaching the goal still succeeds.
         crash = collided & (self.config.on_collision == "terminate")
         reached = at_goal[live] & ~crash
+        if timed_out and self._timeout_first:
+            reached[:] = False
 
         # Reward terms of the live agents.
         d_now = self._path_len[live]
@@ -643,7 +743,7 @@ class OrcaEnv(ParallelEnv):
         leave = np.empty(n, dtype=bool)
         renew_mask = np.empty(n, dtype=bool)
         outcomes(live, reached, crash, stalled, moving, at_goal, self._crowd, self._on_goal,
-                 self._step_count >= self.max_steps, st.end_episode, term, trunc, status, leave,
+                 timed_out, st.end_episode, term, trunc, status, leave,
                  self._parked, self._slot_status, renew_mask)
         renew = np.flatnonzero(renew_mask) if renew_mask.any() else self._no_slots
         if renew.size:
@@ -899,6 +999,67 @@ class OrcaEnv(ParallelEnv):
         if self._renderer is not None:
             self._renderer.close()
             self._renderer = None
+
+
+def crowdnav_last_step(max_steps: int, time_step: float) -> tuple[int, bool]:
+    """The last step under CrowdNav's time-limit rule (config ``time_limit_rule: crowdnav``).
+
+    CrowdNav's ``step()`` ends the episode as a time-out when ``global_time >= time_limit - 1``
+    holds at the start of a step, before it looks at collisions and goals; here ``time_limit
+    = max_steps * time_step``. Step ``k`` (from 1) starts at ``(k - 1) * time_step`` (CrowdNav
+    adds ``time_step`` up step by step; for binary fractions such as its 0.25 s both are exact).
+
+    Returns:
+        ``(k, True)`` for that step ``k``, or ``(max_steps, False)`` when it would come after
+        ``max_steps`` (then the episode ends there by the ordinary rule).
+    """
+    bound = max_steps * time_step - 1.0
+    m = max(0, math.ceil(bound / time_step))  # steps before the last one
+    while m > 0 and (m - 1) * time_step >= bound:
+        m -= 1
+    while m * time_step < bound:
+        m += 1
+    if m + 1 > max_steps:
+        return max_steps, False
+    return m + 1, True
+
+
+def _visibility(groups: list[GroupConfig], names: list[str], group: np.ndarray,
+                pop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-slot core ``layer`` and ``avoid_mask`` from the groups' ``avoids`` / ``visible_to``.
+
+    Without either key anywhere every slot has layer 1 and avoid mask -1 (RVO2, bit for bit),
+    except linear slots (mask 0: they avoid no one). Otherwise group ``g`` is layer bit ``g``,
+    and a group's mask holds the bit of every group it avoids that can be seen by it.
+
+    Raises:
+        ValueError: On a name that is no group's, or more than 63 groups with visibility.
+    """
+    linear = pop == Population.LINEAR
+    if all(g.avoids is None and g.visible_to is None for g in groups):
+        masks = np.full(group.size, -1, dtype=np.int64)
+        masks[linear] = 0
+        return np.ones(group.size, dtype=np.int64), masks
+    if len(groups) > 63:
+        raise ValueError(f"config key 'groups': avoids and visible_to give each group one of 63 "
+                         f"layer bits; got {len(groups)} groups")
+    for g_idx, g in enumerate(groups):
+        for key in ("avoids", "visible_to"):
+            for k, name in enumerate(getattr(g, key) or ()):
+                if name not in names:
+                    raise ValueError(f"config key 'groups[{g_idx}].{key}[{k}]' names no group: "
+                                     f"{name!r}; group names: {names}")
+    masks = []
+    for a, ga in enumerate(groups):
+        m = 0
+        if ga.population != "linear":
+            for b, gb in enumerate(groups):
+                if (ga.avoids is None or names[b] in ga.avoids) and \
+                        (gb.visible_to is None or names[a] in gb.visible_to):
+                    m |= 1 << b
+        masks.append(m)
+    layers = np.array([1 << g for g in range(len(groups))], dtype=np.int64)
+    return layers[group], np.array(masks, dtype=np.int64)[group]
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:

@@ -115,6 +115,7 @@ COLORS = {
     "learned": (31, 119, 180),
     "orca": (160, 160, 160),
     "non_reactive": (148, 103, 189),
+    "linear": (140, 86, 75),
     "at_goal": (44, 160, 44),
     "collided": (214, 39, 40),
     "deadlocked": (255, 127, 14),
@@ -130,6 +131,7 @@ COLORS = {
 }
 #: Legend labels of populations and statuses.
 LABELS = {"learned": "learned", "orca": "ORCA crowd", "non_reactive": "non-reactive",
+          "linear": "linear crowd",
           "at_goal": "at goal", "collided": "collided", "deadlocked": "stalled",
           "timed_out": "timed out"}
 _POP_NAMES = tuple(p.name.lower() for p in Population)

@@ -29,7 +29,7 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from numba import njit
 
-from .collisions import agent_collisions, obstacle_collisions
+from .collisions import agent_collisions, agent_collisions_crowdnav, obstacle_collisions
 from .core.batch import query_world_neighbors, step_world, world_obstacles
 from .core.kernels import AgentParams
 from .core.obstacles import query_many as query_obstacles
@@ -65,8 +65,11 @@ def _world_step(b, n, nl_max, stat, params, state, tele, obst_all, obst_off, box
         tele: ``StepOutput`` fields (velocity unused), (B*n, ...) arrays.
         obst_all: concatenated ``Obstacles`` fields; obst_off, box_off: (B + 1,) int64.
         scratch: (nodes (begin, end, left, right, box) of B * max(2n - 1, 1) rows, new_vel).
-        cfg: (time_step, max_nbr_cap, world_frame, tol, terminate, max_steps, speed_fraction,
-            window, end_episode, kk, mm, range_sq, discomfort_dist, weights, low, high).
+        cfg: (time_step, max_nbr_cap, world_frame, tol, terminate, last_step, speed_fraction,
+            window, end_episode, kk, mm, range_sq, discomfort_dist, weights, low, high,
+            timeout_first, crowdnav_collisions): ``last_step`` and ``timeout_first`` as
+            ``OrcaEnv._last_step`` and ``_timeout_first`` (config ``time_limit_rule``),
+            ``crowdnav_collisions`` for ``collision_check: crowdnav``.
         inputs: (act (B*L, 2) float64 clipped, noise_ang, noise_mag ((B*n,) or empty)).
         outs: (obs (B*L, D) float32, reward, term, trunc, status, weighted (B*L, T), sep,
             hit (B*L,) int8 (0 none, 1 agent, 2 obstacle), renew (B*n,) bool, world_done (B,)),
@@ -75,8 +78,9 @@ def _world_step(b, n, nl_max, stat, params, state, tele, obst_all, obst_off, box
     radius_a, max_speed_a, pref_speed_a, crowd_a, on_goal_a, unsafe_a, learned = stat
     (pos_a, vel_a, pref_a, active_a, kd_a, goals_a, goal_tol_a, path_len_a, d0_a, d_prev_a,
      parked_a, stall_a, slot_status_a, step_count, alive) = state
-    (time_step, max_nbr_cap, world_frame, tol, terminate, max_steps, speed_fraction, window,
-     end_episode, kk, mm, range_sq, discomfort_dist, weights, low, high) = cfg
+    (time_step, max_nbr_cap, world_frame, tol, terminate, last_step, speed_fraction, window,
+     end_episode, kk, mm, range_sq, discomfort_dist, weights, low, high, timeout_first,
+     crowdnav_collisions) = cfg
     act_all, ang_all, mag_all = inputs
     obs_o, reward_o, term_o, trunc_o, status_o, weighted_o, sep_o, hit_o, renew_a, world_done = \
         outs
@@ -122,6 +126,7 @@ def _world_step(b, n, nl_max, stat, params, state, tele, obst_all, obst_off, box
 
     # Preferred velocities, the core's step, the unsafe override.
     pos0 = pos.copy()
+    vel0 = vel.copy() if crowdnav_collisions else np.empty((0, 2))
     # Without noise ang_all and mag_all are empty, and so are their slices (no noise).
     preferred_velocities(pos0, goals, pref_speed_a[a0:a1], max_speed, ang_all[a0:a1],
                          mag_all[a0:a1], live, act, world_frame, pref)
@@ -148,10 +153,18 @@ def _world_step(b, n, nl_max, stat, params, state, tele, obst_all, obst_off, box
 
     # Swept collisions of the live agents.
     hit_a = np.zeros(nl, dtype=np.bool_)
-    agent_collisions(live, pos0, pos, radius, active0, tol, hit_a)
+    if crowdnav_collisions:
+        agent_collisions_crowdnav(live, pos0, pos, vel0, time_step, radius, active0, tol, hit_a)
+    else:
+        agent_collisions(live, pos0, pos, radius, active0, tol, hit_a)
     hit_w = np.zeros(nl, dtype=np.bool_)
     if has_obst:
         obstacle_collisions(live, pos0, pos, radius, o_points, o_next, tol, hit_w)
+    timed_out = step_count[b] >= last_step
+    if timed_out and timeout_first:
+        for q in range(nl):
+            hit_a[q] = False
+            hit_w[q] = False
     collided = np.empty(nl, dtype=np.bool_)
     crash = np.empty(nl, dtype=np.bool_)
     for q in range(nl):
@@ -166,7 +179,7 @@ def _world_step(b, n, nl_max, stat, params, state, tele, obst_all, obst_off, box
                      speed_fraction, window, stall_a[a0:a1], at_goal, moving, stalled, path_len)
     reached = np.empty(nl, dtype=np.bool_)
     for q in range(nl):
-        reached[q] = at_goal[live[q]] and not crash[q]
+        reached[q] = at_goal[live[q]] and not crash[q] and not (timed_out and timeout_first)
 
     # Observations (``OrcaEnv._observe``).
     kq = max(kk, 1)
@@ -216,7 +229,7 @@ def _world_step(b, n, nl_max, stat, params, state, tele, obst_all, obst_off, box
     status = np.empty(nl, dtype=np.int64)
     leave = np.empty(n, dtype=np.bool_)
     outcomes(live, reached, crash, stalled, moving, at_goal, crowd_a[a0:a1], on_goal_a[a0:a1],
-             step_count[b] >= max_steps, end_episode, term, trunc, status, leave,
+             timed_out, end_episode, term, trunc, status, leave,
              parked_a[a0:a1], slot_status_a[a0:a1], renew_a[a0:a1])
     for i in range(n):
         if leave[i]:
@@ -293,8 +306,12 @@ class OrcaVectorEnv(VectorEnv):
     ``num_threads`` (config key, default 1): above 1 the worlds are split into that many blocks,
     stepped at once by threads of a pool (the kernel releases the GIL; results are identical).
 
-    Not supported (a ``ValueError`` says so): ``guidance: true`` (the roadmap is per world
-    Python) and scenarios with their own reward terms or observation features (Python hooks).
+    Every config key of the single env's step is mirrored, including visibility (``avoids``,
+    ``visible_to``), ``orca_padding``, ``randomize_attributes`` (each world's radii and speeds
+    are reloaded at its reset), the ``linear`` population, ``time_limit_rule`` and
+    ``collision_check``. Not supported (a ``ValueError`` says so): ``guidance: true`` (the
+    roadmap is per world Python) and scenarios with their own reward terms or observation
+    features (Python hooks).
     Configs with crowd noise draw it from each world's generator in a Python loop over worlds.
     """
 
@@ -348,11 +365,11 @@ class OrcaVectorEnv(VectorEnv):
         self._any_noise = e._any_noise
         st = cfg.stall
         self._cfg = (float(e.time_step), 0, bool(e._world_frame), float(cfg.collision_tolerance),
-                     cfg.on_collision == "terminate", int(e.max_steps),
+                     cfg.on_collision == "terminate", int(e._last_step),
                      float(st.speed_fraction), int(st.window), bool(st.end_episode),
                      int(e.num_obs_agents), int(e.num_obs_obstacles), float(e.obs_range) ** 2,
                      float(cfg.rewards.discomfort_dist), e._weights.copy(), e._obs_low.copy(),
-                     e._obs_high.copy())
+                     e._obs_high.copy(), bool(e._timeout_first), bool(e._crowdnav_collisions))
         # State, (B * n, ...) rows.
         z = np.zeros
         self._pos, self._vel, self._pref = z((B * n, 2)), z((B * n, 2)), z((B * n, 2))
@@ -406,6 +423,10 @@ class OrcaVectorEnv(VectorEnv):
         self._pos[s] = sim.positions
         self._vel[s] = sim.velocities
         self._pref[s] = sim.pref_velocities
+        # Radii and speeds change per episode with randomize_attributes.
+        self._stat[0][s] = e._radius
+        self._stat[1][s] = e._max_speed
+        self._stat[2][s] = e._pref_speed
         self._active[s] = sim.active
         self._kd[s] = np.arange(n)  # a fresh Simulator's kd-tree order
         for arr, name in zip(self._params, _ORCA_PARAM_PROPS, strict=True):

@@ -7,11 +7,18 @@ knows nothing of goals (as in RVO2, whose examples keep ``setupScenario``,
 
 Hooks, in call order at ``reset``:
 
+0. ``start_episode(seed, episode)``: the seed the env's generator was seeded with and the number
+   of episodes since (``env.np_random_seed``, ``env.seed_episode``), for scenarios whose layouts
+   are indexed rather than drawn (CrowdNav's test cases). Default: nothing.
 1. ``build_world(rng) -> World``: obstacles (list of ``(k, 2)`` float64 counter-clockwise
    polygons, metres, world frame), optional boundary, optional roadmap points.
 2. The env builds the core ``Simulator`` with those obstacles (so ``sim.is_walkable`` works).
-3. ``place_agents(rng, sim, radii) -> (starts, goals)``: ``(n, 2)`` float64 each, in slot order
-   (group after group, as listed in the config).
+3. ``populate(rng, sim, radii, max_speeds, randomized) -> (starts, goals, radii, max_speeds)``:
+   the default draws the attributes of the slots whose group has ``randomize_attributes``
+   (``draw_attributes``), then calls
+   ``place_agents(rng, sim, radii) -> (starts, goals)``: ``(n, 2)`` float64 each, in slot order
+   (group after group, as listed in the config). Override ``populate`` only when the draws of
+   attributes and positions interleave (CrowdNav's test cases); otherwise ``place_agents``.
 4. During the episode, ``new_goals(rng, sim, ids, positions, starts, radii) -> (k, 2)`` for
    crowd agents with ``on_goal: new_goal``.
 
@@ -42,7 +49,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["Scenario", "World", "SpawnError", "sample_pairs", "rectangle"]
+__all__ = ["Scenario", "World", "SpawnError", "sample_pairs", "rectangle", "RANDOM_RADIUS",
+           "RANDOM_SPEED"]
+
+#: CrowdNav's ``randomize_attributes`` (``Agent.sample_random_attributes``): radius ~ U(0.3,
+#: 0.5) m and preferred speed v_pref ~ U(0.5, 1.5) m/s, drawn v_pref first.
+RANDOM_RADIUS = (0.3, 0.5)
+RANDOM_SPEED = (0.5, 1.5)
 
 
 class SpawnError(RuntimeError):
@@ -182,6 +195,63 @@ class Scenario:
         raise AttributeError(item)
 
     # -- hooks -----------------------------------------------------------------------------
+    def start_episode(self, seed: int, episode: int) -> None:
+        """Called first in every ``reset``; default: nothing.
+
+        Args:
+            seed: The seed of the env's generator (``env.np_random_seed``): the ``seed`` given
+                to ``reset``, or the one the env drew when it was first reset without one.
+            episode: Episodes since that seed (``env.seed_episode``): 0 after ``reset(seed=s)``,
+                then 1, 2, ... for every ``reset()`` without a seed.
+        """
+
+    def draw_attributes(self, rng: np.random.Generator, radii: np.ndarray,
+                        max_speeds: np.ndarray,
+                        randomized: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """This episode's radius and v_pref (max speed) of the ``randomized`` slots.
+
+        CrowdNav's ``randomize_attributes``, in its order: per slot, v_pref ~ U(0.5, 1.5) m/s
+        (:data:`RANDOM_SPEED`) then radius ~ U(0.3, 0.5) m (:data:`RANDOM_RADIUS`), slot after
+        slot, from ``rng``. Nothing is drawn when no slot is randomized.
+
+        Args:
+            rng: The env's generator.
+            radii: ``(n,)`` the config's radii (a copy: may be changed and returned).
+            max_speeds: ``(n,)`` the config's max speeds (a copy).
+            randomized: ``(n,)`` bool, slots whose group has ``randomize_attributes``.
+
+        Returns:
+            ``(radii, max_speeds)``, ``(n,)`` each: only the randomized slots differ.
+        """
+        k = int(np.count_nonzero(randomized))
+        if k:
+            u = rng.random((k, 2))
+            max_speeds[randomized] = RANDOM_SPEED[0] + (RANDOM_SPEED[1] - RANDOM_SPEED[0]) * u[:, 0]
+            radii[randomized] = RANDOM_RADIUS[0] + (RANDOM_RADIUS[1] - RANDOM_RADIUS[0]) * u[:, 1]
+        return radii, max_speeds
+
+    def populate(self, rng: np.random.Generator, sim: Any, radii: np.ndarray,
+                 max_speeds: np.ndarray, randomized: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The episode's agents: attributes of randomized slots, then starts and goals.
+
+        Default: :meth:`draw_attributes`, then :meth:`place_agents` with the radii drawn. The
+        env checks that only randomized slots changed, within the ranges above.
+
+        Args:
+            rng: The env's generator.
+            sim: The core simulator with the world's obstacles.
+            radii: ``(n,)`` the config's radius of each slot (a copy).
+            max_speeds: ``(n,)`` the config's max speed of each slot (a copy); CrowdNav's v_pref.
+            randomized: ``(n,)`` bool, slots whose group has ``randomize_attributes``.
+
+        Returns:
+            ``(starts (n, 2), goals (n, 2), radii (n,), max_speeds (n,))``.
+        """
+        radii, max_speeds = self.draw_attributes(rng, radii, max_speeds, randomized)
+        starts, goals = self.place_agents(rng, sim, radii)
+        return starts, goals, radii, max_speeds
+
     def build_world(self, rng: np.random.Generator) -> World:
         """Obstacles of the episode. Default: none."""
         return World()
