@@ -1,17 +1,42 @@
-"""CrowdNav's circle-crossing scenario."""
+"""CrowdNav's circle-crossing scenario, with CrowdNav's own test cases as a layout."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .base import Scenario, World, sample_pairs
+from .base import RANDOM_RADIUS, RANDOM_SPEED, Scenario, SpawnError, World, sample_pairs
+
+#: CrowdNav's seed of test case 0. Its ``CrowdSim.reset(phase='test')`` calls
+#: ``np.random.seed(counter_offset['test'] + case_counter['test'])`` with
+#: ``counter_offset = {'train': case_capacity['val'] + case_capacity['test'], 'val': 0,
+#: 'test': case_capacity['val']}`` and ``case_capacity = {'val': 1000, 'test': 1000, ...}``
+#: (``crowd_sim/envs/crowd_sim.py``): test case ``i`` is seed ``1000 + i``, validation case ``i``
+#: seed ``i``, training case ``i`` seed ``2000 + i``.
+CROWDNAV_TEST_SEED = 1000
+#: CrowdNav's ``case_capacity['test']``: test seeds stay below the training ones (2000..).
+CROWDNAV_TEST_CAPACITY = 1000
+#: CrowdNav's ``test_size`` (``crowd_nav/configs/env.config``): its test phase runs cases
+#: 0..499 (``case_counter`` wraps modulo ``test_size``).
+CROWDNAV_TEST_SIZE = 500
+#: Values of the ``layout`` parameter.
+LAYOUTS = ("random", "crowdnav_test")
+
+
+def _dist(dx: float, dy: float) -> float:
+    """``np.linalg.norm((dx, dy))``, CrowdNav's own call in its rejection tests.
+
+    The same call, not ``hypot`` or ``sqrt(dx*dx + dy*dy)``: those differ from it in the last
+    bit for about one pair in twelve, and a draw at the rejection distance would then be
+    accepted here and rejected there.
+    """
+    return float(np.linalg.norm((dx, dy)))
 
 
 class CrowdNavCircle(Scenario):
     """CrowdNav's ``circle_crossing`` (Chen et al. 2019, ``crowd_sim.py``).
 
     Each agent starts at ``circle_radius * (cos a, sin a) + noise`` with ``a ~ U(0, 2 pi)`` and
-    noise ``U(-0.5, 0.5) * pref_speed`` per axis, and heads for the point opposite the origin
+    noise ``U(-0.5, 0.5) * v_pref`` per axis, and heads for the point opposite the origin
     (goal = -start); a draw is rejected when it comes within ``r_i + r_j + discomfort_dist`` of
     another start or goal. With ``robot_fixed`` (default) slot 0 is CrowdNav's robot: start
     ``(0, -circle_radius)``, goal ``(0, circle_radius)``. Defaults are CrowdNav's: time step 0.25,
@@ -19,13 +44,42 @@ class CrowdNavCircle(Scenario):
     neighbor_dist 10, max_neighbors 10, time_horizon 5, time_horizon_obst 5. Default groups: one
     learned robot that stops at its goal and 5 ORCA humans that stay at theirs.
 
+    Layouts (parameter ``layout``):
+
+    * ``random`` (default): the rule above by batched rejection sampling from the env's
+      generator (:func:`~orca_env.scenarios.base.sample_pairs`, noise with v_pref 1), so a seed
+      gives its own layout, not CrowdNav's.
+    * ``crowdnav_test``: CrowdNav's test cases, case by case. The episode's case is
+      ``(seed + episode) % test_cases`` (``Scenario.start_episode``: ``seed`` is the seed given
+      to ``reset``, ``episode`` counts the ``reset()`` calls since without a seed, as CrowdNav's
+      ``case_counter`` counts its resets). The evaluation seeds ``10000 + k`` therefore give
+      case ``k`` (10000 is a multiple of 500): ``orca-env eval ... --episodes 500`` runs
+      CrowdNav's 500 test cases in its order. Case ``i`` is drawn as CrowdNav draws it, from a
+      ``np.random.RandomState(1000 + i)`` (:data:`CROWDNAV_TEST_SEED`; CrowdNav seeds numpy's
+      global generator with the same number, a private ``RandomState`` gives the same stream
+      without touching global state): slot 0 is the robot, ``(0, -circle_radius) -> (0,
+      circle_radius)``, with no draw; then slot after slot, for a slot whose group has
+      ``randomize_attributes``, ``v_pref ~ U(0.5, 1.5)`` and ``radius ~ U(0.3, 0.5)``, then
+      draws of ``angle, noise_x, noise_y`` (``U(0, 1)`` each, scaled as above with the slot's
+      v_pref, its ``max_speed``) until the start is at least ``r_i + r_j + discomfort_dist`` from
+      the start and from the goal of every slot before it (CrowdNav's ``generate_circle_crossing_
+      human``). CrowdNav retries forever; here a slot gives up after ``MAX_TRIES`` draws with
+      ``SpawnError`` (never reached with CrowdNav's 5 humans). ``test_cases`` (default 500,
+      CrowdNav's ``test_size``) may be at most 1000, CrowdNav's test capacity: seeds from
+      2000 on are its training cases.
+
+    CrowdNav's default test setting (invisible robot, ORCA padding, its time limit and collision
+    rule) is ``configs/crowdnav_circle_invisible.yaml``.
+
     Version History:
-        v0: initial version.
+        v0: initial version; the ``layout`` and ``test_cases`` parameters were added later,
+        with defaults that keep the original layouts.
     """
 
     name = "crowdnav_circle_v0"
-    PARAMS = dict(circle_radius=4.0, discomfort_dist=0.2, robot_fixed=True)
-    POSITIVE = ("circle_radius",)
+    PARAMS = dict(circle_radius=4.0, discomfort_dist=0.2, robot_fixed=True, layout="random",
+                  test_cases=CROWDNAV_TEST_SIZE)
+    POSITIVE = ("circle_radius", "test_cases")
     AGENT_DEFAULTS = dict(radius=0.3, max_speed=1.0, pref_speed=1.0, neighbor_dist=10.0,
                           max_neighbors=10, time_horizon=5.0, time_horizon_obst=5.0)
     MAX_STEPS = 100
@@ -33,9 +87,31 @@ class CrowdNavCircle(Scenario):
     DEFAULT_GROUPS = [dict(population="learned", count=1, on_goal="stop"),
                       dict(population="orca", count=5, on_goal="stay")]
 
+    #: CrowdNav test case of the current episode (``crowdnav_test`` layout), else None.
+    case: int | None = None
+
+    def check_params(self):
+        """``layout`` is known; CrowdNav's test cases need the robot and fit its capacity."""
+        self._require(self.layout in LAYOUTS, "layout", f"one of {list(LAYOUTS)}")
+        self._require(self.test_cases <= CROWDNAV_TEST_CAPACITY, "test_cases",
+                      f"at most {CROWDNAV_TEST_CAPACITY} (CrowdNav's test capacity: its seeds "
+                      f"from {CROWDNAV_TEST_SEED + CROWDNAV_TEST_CAPACITY} on are training cases)")
+        if self.layout == "crowdnav_test":
+            self._require(self.robot_fixed, "robot_fixed",
+                          "true with layout crowdnav_test (slot 0 is CrowdNav's robot)")
+
+    def start_episode(self, seed, episode):
+        """With ``layout: crowdnav_test``, the episode's case: ``(seed + episode) % test_cases``."""
+        self.case = (seed + episode) % self.test_cases if self.layout == "crowdnav_test" \
+            else None
+
     def build_world(self, rng):
         """An empty world sized to the circle."""
         return World(extent=self.circle_radius + 1.5)
+
+    def robot_start(self) -> tuple[float, float]:
+        """CrowdNav's robot start; its goal is the opposite point."""
+        return 0.0, -self.circle_radius
 
     def place_agents(self, rng, sim, radii):
         """Noisy starts on the circle with antipodal goals; slot 0 fixed if ``robot_fixed``."""
@@ -52,3 +128,65 @@ class CrowdNavCircle(Scenario):
 
         return sample_pairs(rng, sim, radii, sampler, margin=self.discomfort_dist,
                             max_tries=self.MAX_TRIES, scenario=self.name)
+
+    def populate(self, rng, sim, radii, max_speeds, randomized):
+        """The default, or with ``layout: crowdnav_test`` the episode's CrowdNav test case."""
+        if self.layout != "crowdnav_test":
+            return super().populate(rng, sim, radii, max_speeds, randomized)
+        starts, goals = self.crowdnav_case(self.case, radii, max_speeds, randomized)
+        return starts, goals, radii, max_speeds
+
+    def crowdnav_case(self, case: int, radii: np.ndarray, max_speeds: np.ndarray,
+                      randomized: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """CrowdNav's test case ``case`` (see the class docstring), deterministic.
+
+        Args:
+            case: Test case index, ``0 <= case < 1000``.
+            radii: ``(n,)`` radius per slot; randomized slots are overwritten in place.
+            max_speeds: ``(n,)`` v_pref per slot; randomized slots are overwritten in place.
+            randomized: ``(n,)`` bool, slots with ``randomize_attributes``.
+
+        Returns:
+            ``(starts, goals)``, ``(n, 2)`` float64 each.
+
+        Raises:
+            ValueError: If slot 0 (the robot) is randomized: CrowdNav never randomizes it.
+            SpawnError: If a slot finds no place in ``MAX_TRIES`` draws.
+        """
+        if randomized[0]:
+            raise ValueError(f"{self.name} layout crowdnav_test: slot 0 is CrowdNav's robot, "
+                             f"whose attributes CrowdNav does not randomize; set "
+                             f"randomize_attributes on the human groups only")
+        # CrowdNav seeds numpy's global generator with np.random.seed(1000 + case); a private
+        # legacy RandomState with the same seed yields the same numbers in the same order.
+        rs = np.random.RandomState(CROWDNAV_TEST_SEED + int(case))
+        n = len(radii)
+        starts = np.zeros((n, 2))
+        goals = np.zeros((n, 2))
+        starts[0] = self.robot_start()
+        goals[0] = -starts[0]
+        for h in range(1, n):
+            if randomized[h]:
+                # Agent.sample_random_attributes: v_pref first, then the radius.
+                max_speeds[h] = rs.uniform(*RANDOM_SPEED)
+                radii[h] = rs.uniform(*RANDOM_RADIUS)
+            starts[h], goals[h] = self._crowdnav_human(rs, h, starts, goals, radii, max_speeds)
+        return starts, goals
+
+    def _crowdnav_human(self, rs, h, starts, goals, radii, v_pref):
+        """CrowdNav's ``generate_circle_crossing_human`` for slot ``h`` against slots ``< h``."""
+        for _ in range(self.MAX_TRIES):
+            angle = rs.random_sample() * np.pi * 2
+            px_noise = (rs.random_sample() - 0.5) * v_pref[h]
+            py_noise = (rs.random_sample() - 0.5) * v_pref[h]
+            px = self.circle_radius * np.cos(angle) + px_noise
+            py = self.circle_radius * np.sin(angle) + py_noise
+            for j in range(h):
+                min_dist = radii[h] + radii[j] + self.discomfort_dist
+                if _dist(px - starts[j, 0], py - starts[j, 1]) < min_dist or \
+                        _dist(px - goals[j, 0], py - goals[j, 1]) < min_dist:
+                    break
+            else:
+                return (px, py), (-px, -py)
+        raise SpawnError(f"{self.name}: CrowdNav test case {self.case}: slot {h} found no start "
+                         f"in {self.MAX_TRIES} draws; use fewer agents or smaller radii")
