@@ -174,3 +174,26 @@ def test_deadlocks_bit_identical():
     resets, _, truncated = _run_pair("circle_dense", 2, 150, seed=1, random_every=0,
                                      scenario_kwargs={"jitter": 0.0}, stall={"window": 5})
     assert resets >= 2 and truncated >= 32
+
+
+def test_crowdnav_invisible_setting_bit_identical():
+    # CrowdNav's test cases (autoresets walk on to the next case), the invisible robot, ORCA
+    # padding, CrowdNav's time limit and collision check.
+    resets, finished, truncated = _run_pair("crowdnav_circle_invisible", 3, 240, seed=10_000)
+    assert resets >= 6 and finished >= 6
+
+
+def test_linear_randomized_padded_visibility_bit_identical():
+    groups = [{"name": "robot", "population": "learned", "count": 2, "orca_padding": 0.02,
+               "visible_to": ["walkers"]},
+              {"name": "walkers", "population": "orca", "count": 4, "on_goal": "new_goal",
+               "randomize_attributes": True, "avoids": ["walkers", "robot"]},
+              {"name": "lines", "population": "linear", "count": 3, "on_goal": "stay",
+               "randomize_attributes": True, "pref_speed": 1.0}]
+    kw = dict(groups=groups, collision_check="crowdnav", time_limit_rule="crowdnav",
+              max_steps=60)
+    env = orca_env.parallel_env("crowdnav_square", **kw)
+    env.reset(seed=0)
+    assert env._any_randomized and env._any_padding and (env.sim.avoid_masks[6:] == 0).all()
+    resets, finished, truncated = _run_pair("crowdnav_square", 3, 150, seed=5, **kw)
+    assert resets >= 3 and finished > 0 and truncated > 0
