@@ -1,4 +1,4 @@
-r"""The ``orca-env`` command line (also ``python -m orca_env``): ``train``, ``eval``, ``replay``.
+r"""The ``orca-env`` command line (``python -m orca_env``): train, eval, replay and bench.
 
 Examples::
 
@@ -17,14 +17,22 @@ Examples::
     # Train (the options are those of orca_env.training; needs the train extras).
     orca-env train --help
 
+    # The standard benchmark suite (configs/suites/standard.yaml) for two policies, into
+    # runs/bench_standard/ (bench.json, bench.md, bench.png); --quick runs 2 episodes per entry.
+    orca-env bench --policy orca --policy random
+    orca-env bench --policy runs/my_run --no-safety runs/my_run --tags deadlock,crush
+
 ``eval`` prints the aggregate table on stdout and progress on stderr, and writes
 ``metrics.json`` (canonical, bit-reproducible), ``episodes.csv`` and the requested extras to
 ``--out`` (created and checked before the first episode; every file is written atomically).
 ``--set key=value`` overrides a config key (dotted for sections: ``--set observation.range=6``;
 integers for list items: ``--set groups.0.count=32``; values are parsed as YAML).
-``--print-hash`` prints the SHA-256 of ``metrics.json``. Videos, trajectory plots and replay
-need the video extra, ``pip install "orca-env[video]"`` (pygame-ce, imageio, imageio-ffmpeg,
-matplotlib); without it the command says so before any work.
+``--print-hash`` prints the SHA-256 of ``metrics.json``. ``bench`` runs each policy on each
+entry of a suite through the same evaluation (:mod:`orca_env.evaluation.bench` documents the
+suite file and its seeds) and writes ``bench.json`` (canonical), ``bench.md`` and
+``bench.png``. Videos, trajectory plots, ``bench.png`` and replay need the video extra,
+``pip install "orca-env[video]"`` (pygame-ce, imageio, imageio-ffmpeg, matplotlib); without it
+the command says so before any work.
 
 A custom policy is ``--policy package.module:callable``: ``policy(observations, env) ->
 actions``, where ``actions`` maps exactly the live agents ``env.agents`` to ``(2,)`` arrays in
@@ -100,7 +108,8 @@ def _parse_set(items: list[str], base: dict | None = None,
 
     A key through a list (``groups.0.count``) overrides that item of the config's list: the
     override holds the whole list (``groups`` replaces the list in the config), copied from
-    ``base`` with the item changed. A dotted key into a section overrides that key only.
+    ``base`` with the item changed. A dotted key into a section overrides that key only
+    (:func:`orca_env.evaluation.overrides.dotted_overrides`).
 
     Args:
         items: The ``key=value`` strings; values are parsed as YAML.
@@ -113,54 +122,25 @@ def _parse_set(items: list[str], base: dict | None = None,
             index that is not an integer or out of range, or a key below a plain value (set
             in the config or by an earlier ``--set``).
     """
-    import copy  # noqa: PLC0415
+    from .evaluation.overrides import dotted_overrides  # noqa: PLC0415
 
+    return dotted_overrides(_set_items(items), base, defaults)
+
+
+def _set_items(items: list[str]) -> list[tuple[str, str, Any]]:
+    """``--set key=value`` strings as ``(label, key, value)``, values parsed as YAML."""
     from .config import parse_yaml_value  # noqa: PLC0415  (the strict YAML rules)
 
-    base = base or {}
-    out: dict = {}
-    set_by_us: set[tuple[str, ...]] = set()
+    out = []
     for item in items:
         key, sep, raw = item.partition("=")
         if not sep or not key:
             raise ValueError(f"--set expects key=value, got {item!r}")
-        parts = key.split(".")
-        if not all(parts):
-            raise ValueError(f"--set {item!r}: empty part in the key {key!r}")
         try:
             value = parse_yaml_value(raw)
         except ValueError as exc:
             raise ValueError(f"--set {item!r}: the value is not valid YAML ({exc})") from exc
-        top = parts[0]
-        if len(parts) > 1 and top not in out:
-            # Start from the config's own value, so the other keys and list items stay.
-            start = base.get(top)
-            if start is None and defaults is not None:
-                start = defaults(top)
-            out[top] = copy.deepcopy(start) if isinstance(start, (dict, list)) else \
-                {} if start is None else start
-        node: Any = out
-        for depth, p in enumerate(parts):
-            where = ".".join(parts[:depth])
-            last = depth == len(parts) - 1
-            if isinstance(node, list):
-                if not (p.isdigit() and int(p) < len(node)):
-                    raise ValueError(f"--set {item!r}: {where!r} is a list of {len(node)} "
-                                     f"items: expected an index 0 .. {len(node) - 1}, got "
-                                     f"{p!r}")
-                p = int(p)
-            elif not isinstance(node, dict):
-                origin = ("by an earlier --set" if tuple(parts[:depth]) in set_by_us
-                          else "in the config")
-                raise ValueError(f"--set {item!r}: {where!r} was set to {node!r} {origin}, so "
-                                 f"it has no key {p!r}")
-            if last:
-                node[p] = value
-            else:
-                if isinstance(node, dict) and node.get(p) is None:
-                    node[p] = {}
-                node = node[p]
-        set_by_us.add(tuple(parts))
+        out.append((f"--set {item!r}", key, value))
     return out
 
 
@@ -168,25 +148,9 @@ def _config_overrides(config: str, items: list[str]) -> dict:
     """``--set`` items against the config file (for list items) and the scenario's defaults."""
     if not items:
         return {}
-    if not any(part.isdigit() for item in items for part in item.partition("=")[0].split(".")):
-        return _parse_set(items)  # no list items: the file is not needed
-    from .config import load_yaml  # noqa: PLC0415
-    from .configs import resolve  # noqa: PLC0415
+    from .evaluation.overrides import config_overrides  # noqa: PLC0415
 
-    base = load_yaml(resolve(config)) or {}
-    if not isinstance(base, dict):
-        return _parse_set(items)  # the env reports the file's error
-
-    def defaults(key: str) -> Any:
-        if key != "groups":
-            return None
-        from .config import load_config  # noqa: PLC0415
-        from .scenarios import SCENARIOS  # noqa: PLC0415
-
-        cls = SCENARIOS.get(load_config(config).scenario)
-        return [dict(g) for g in cls.DEFAULT_GROUPS] if cls is not None else None
-
-    return _parse_set(items, base, defaults)
+    return config_overrides(config, _set_items(items))
 
 
 def _non_negative(value: str) -> int:
@@ -370,6 +334,144 @@ def _replay_run(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- bench --------------------------------------------------------------------------------------
+class _PolicyAction(argparse.Action):
+    """``--policy`` and ``--no-safety`` append ``(spec, safety_layer)`` to one list, in order."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        items = list(getattr(namespace, self.dest, None) or [])
+        items.append((values, self.const))
+        setattr(namespace, self.dest, items)
+
+
+def _names(value: str) -> list[str]:
+    names = [v.strip() for v in value.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected comma-separated names, got {value!r}")
+    return names
+
+
+def _positive(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value!r}")
+    return n
+
+
+#: Episodes per entry of ``bench --quick``.
+QUICK_EPISODES = 2
+
+
+def _bench_arguments(b: argparse.ArgumentParser) -> None:
+    b.description = (
+        "Run policies on every entry of a benchmark suite (scenario configs with overrides,\n"
+        "episode counts and tags) on frozen evaluation seeds. Writes to --out:\n"
+        "  bench.json  entry -> policy -> metric -> mean and 95% interval (the metrics of\n"
+        "              eval's metrics.json); the same suite and policies give the same bytes\n"
+        "  bench.md    a table of success, collision, deadlock and timeout rates\n"
+        "  bench.png   the same rates with their intervals, policies side by side\n"
+        "  entries/<entry>/<policy>/metrics.json, episodes.csv  each run, as eval writes them\n"
+        "Episode k of an entry uses seed <suite seed> + <entry seed_offset> + k: evaluation\n"
+        "seeds, which training refuses. Progress goes to stderr, the table to stdout.")
+    b.epilog = (
+        "examples:\n"
+        "  %(prog)s --policy orca --policy random\n"
+        "  %(prog)s --policy runs/my_run --no-safety runs/my_run --policy orca\n"
+        "  %(prog)s --entries doorway,circle_nojitter --episodes 5 --out runs/bench_small\n"
+        "  %(prog)s --tags deadlock,crush --quick\n"
+        "  %(prog)s my_suite.yaml --list")
+    b.formatter_class = argparse.RawDescriptionHelpFormatter
+    b.add_argument("suite", nargs="?", default="standard",
+                   help="suite file: a YAML path or a shipped suite's name (default: standard, "
+                        "configs/suites/standard.yaml)")
+    b.add_argument("--policy", dest="policies", action=_PolicyAction, const=True,
+                   metavar="SPEC",
+                   help="a policy to run, with the safety layer as the configs set it "
+                        "(repeatable; default: orca): orca, random, a model file or run folder, "
+                        "or package.module:callable (imported and called: pass only code you "
+                        "trust), as eval --policy")
+    b.add_argument("--no-safety", dest="policies", action=_PolicyAction, const=False,
+                   metavar="SPEC",
+                   help="a policy to run without the safety layer: safety_layer false for every "
+                        "learned group, so the action is the velocity itself (repeatable; "
+                        "columns follow the order of --policy and --no-safety)")
+    n = b.add_mutually_exclusive_group()
+    n.add_argument("--episodes", type=_positive, default=None,
+                   help="episodes per entry instead of the suite's counts (its first episodes: "
+                        "the seeds do not move)")
+    n.add_argument("--quick", action="store_true",
+                   help=f"{QUICK_EPISODES} episodes per entry (a smoke test for CI)")
+    b.add_argument("--entries", type=_names, action="extend", default=[], metavar="NAMES",
+                   help="run only these entries (comma-separated, repeatable)")
+    b.add_argument("--tags", type=_names, action="extend", default=[], metavar="TAGS",
+                   help="run only the entries with these tags (comma-separated, repeatable; "
+                        "with --entries: entries matching either)")
+    b.add_argument("--out", default=None,
+                   help="output folder (default: runs/bench_<suite name>), created and checked "
+                        "before the first episode")
+    b.add_argument("--no-figure", action="store_true",
+                   help="skip bench.png (which needs matplotlib, from the video extra)")
+    b.add_argument("--list", action="store_true",
+                   help="list the suite's entries (config, tag, episodes, seeds) and exit")
+    b.add_argument("--quiet", action="store_true", help="no progress, no table")
+    b.add_argument("--print-hash", action="store_true", help="print the SHA-256 of bench.json")
+
+
+def _bench_list(suite: Any) -> str:
+    rows = [("entry", "tag", "config", "episodes", "seeds", "set")]
+    for e in suite.entries:
+        seeds = suite.seeds(e)
+        rows.append((e.name, e.tag, e.config, str(e.episodes), f"{seeds[0]}..{seeds[-1]}",
+                     ", ".join(f"{k}={v}" for k, v in e.set.items()) or "-"))
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    lines = [f"suite {suite.name} ({suite.path}): {len(suite.entries)} entries"
+             + (f"; {suite.description}" if suite.description else "")]
+    lines += ["  ".join(s.ljust(w) for s, w in zip(r, widths, strict=True)).rstrip()
+              for r in rows]
+    return "\n".join(lines)
+
+
+def _bench_run(args: argparse.Namespace) -> int:
+    import time  # noqa: PLC0415
+
+    from .evaluation.bench import BenchPolicy, load_suite, run_bench, write_bench  # noqa: PLC0415
+    from .evaluation.plots import require_matplotlib  # noqa: PLC0415
+    from .evaluation.suite import prepare_out_dir  # noqa: PLC0415
+
+    t0 = time.perf_counter()
+    try:
+        suite = load_suite(args.suite)
+        suite = suite.select(args.entries, args.tags, arg="--entries")
+        suite = suite.with_episodes(QUICK_EPISODES if args.quick else args.episodes,
+                                    arg="--episodes")
+        if args.list:
+            print(_bench_list(suite))
+            return 0
+        if not args.no_figure:
+            require_matplotlib()  # before any episode
+        out = args.out if args.out is not None else os.path.join("runs", f"bench_{suite.name}")
+        prepare_out_dir(out, arg="--out")
+        policies = [BenchPolicy(spec, safe) for spec, safe in (args.policies or [("orca", True)])]
+        report = run_bench(suite, policies, out_dir=out, progress=not args.quiet)
+        paths = write_bench(report, out, figure=not args.no_figure)
+    except (ValueError, FileNotFoundError) as exc:  # bad input: a message, no traceback
+        raise CommandError(str(exc)) from exc
+    except ImportError as exc:  # a missing extra: what to install
+        raise CommandError(f"{exc} (or pass --no-figure)", code=1) from exc
+    if not args.quiet:
+        from .evaluation.bench import format_markdown  # noqa: PLC0415
+
+        print(format_markdown(report), end="")
+        files = [paths["json"], paths["markdown"]] + ([paths["figure"]] if paths["figure"] else [])
+        print(f"wrote {', '.join(files)} and entries/ ({time.perf_counter() - t0:.1f} s)")
+    if args.print_hash:
+        print(paths["hash"])
+    return 0
+
+
 #: The subcommands, in the order of the help.
 COMMANDS: tuple[Command, ...] = (
     Command("train", "train a policy with stable-baselines3 (options: train --help)",
@@ -377,6 +479,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("eval", "run a policy on the frozen evaluation seeds", _eval_arguments, _eval_run),
     Command("replay", "render an episode log to the screen or a video", _replay_arguments,
             _replay_run),
+    Command("bench", "run policies on a benchmark suite of scenarios (default: standard)",
+            _bench_arguments, _bench_run),
 )
 
 
@@ -384,8 +488,8 @@ def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     """The argument parser: ``--version`` and one subparser per entry of :data:`COMMANDS`."""
     from . import __version__  # noqa: PLC0415
 
-    p = argparse.ArgumentParser(prog=prog, description="Train and evaluate policies on orca-env "
-                                "scenarios, and replay episode logs.")
+    p = argparse.ArgumentParser(prog=prog, description="Train, evaluate and benchmark policies on "
+                                "orca-env scenarios, and replay episode logs.")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     for cmd in COMMANDS:

@@ -1,0 +1,624 @@
+"""Benchmark suites: many scenario configs, several policies, frozen seeds, one table and figure.
+
+A *suite* is a YAML file listing *entries*; each entry is a scenario config (a shipped config's
+name or a path) with optional overrides, an episode count, a tag and a seed offset.
+:func:`run_bench` evaluates every policy on every entry with :func:`~orca_env.evaluation.evaluate`
+(the same episodes, metrics and intervals as ``orca-env eval``) and gathers the aggregates into
+one report: entry -> policy -> metric -> mean and 95% interval. :func:`write_bench` writes it as
+``bench.json`` (canonical: the same suite, policies and code give the same bytes), ``bench.md``
+(a markdown table) and ``bench.png`` (success, collision, deadlock and timeout rates per entry,
+policies side by side). The shipped suite is ``configs/suites/standard.yaml``
+(``orca-env bench`` runs it; ``load_suite("standard")`` finds it from any folder).
+
+Suite file
+----------
+::
+
+    name: standard                 # optional; default: the file's name
+    description: ...               # optional
+    seed: 11000                    # seed base; entry e, episode k uses seed + e.seed_offset + k
+    episodes: 20                   # optional default episode count of the entries
+    set: {}                        # optional overrides applied to every entry (before its own)
+    entries:
+      - name: corridor_headon      # unique; letters, digits, _ . -
+        config: corridor_headon    # shipped name, or a path (relative: to the suite's folder
+                                   # first, then the current folder)
+        tag: crush                 # a lower-case word: standard, deadlock, crush, ...
+        seed_offset: 1200          # entries' seed ranges must not overlap
+        episodes: 20               # optional if the suite sets a default
+        set: {max_steps: 300, groups.0.count: 4}   # optional, keys as ``orca-env eval --set``
+
+``set`` keys are config keys, dotted for sections (``observation.range``) and with integers for
+list items (``groups.0.count``), exactly as ``orca-env eval --set``; values are YAML values.
+
+Seeds
+-----
+Episode ``k`` of an entry uses seed ``seed + seed_offset + k``. Every seed must lie in the
+evaluation range 10_000 .. 19_999, which training refuses, so benchmark episodes are never
+training episodes. The standard suite uses base 11_000 and offsets 100 apart (at most 100
+episodes per entry), so its seeds (11_000 .. 12_399) are also disjoint from those of a plain
+``orca-env eval`` with fewer than 1_000 episodes (10_000 +). Changing an entry's episode count
+(``--episodes``, ``--quick``) keeps its first episodes: a quick run's episodes are the first
+episodes of the full run.
+
+Policies
+--------
+A :class:`BenchPolicy` is a policy spec as ``orca-env eval --policy`` takes it (``orca``,
+``random``, a model file or run folder, ``package.module:callable``), optionally run without the
+safety layer: ``safety_layer=False`` sets ``safety_layer: false`` for every learned group of
+every entry (the action is the velocity itself), as the training comparison's "trained, no
+safety layer" column. Each policy is resolved against each entry's env before the first episode,
+so a model that cannot act in some entry (another observation shape) fails before any work.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import __version__
+from ..files import atomic_path, atomic_write_text
+from .metrics import METRICS, format_ci, report_hash, report_json
+from .overrides import config_overrides
+from .plots import require_matplotlib
+from .suite import EVAL_SEEDS, evaluate, prepare_out_dir, resolve_policy
+
+__all__ = ["BENCH_FORMAT", "DEFAULT_SUITE", "HEADLINE", "SuiteEntry", "Suite", "BenchPolicy",
+           "load_suite", "run_bench", "write_bench", "format_markdown", "bench_figure",
+           "plot_bench"]
+
+#: Format tag of ``bench.json``.
+BENCH_FORMAT = "orca-env-bench/1"
+#: The suite ``orca-env bench`` runs by default (``configs/suites/standard.yaml``).
+DEFAULT_SUITE = "standard"
+#: The metrics of the table and the figure (all of :data:`METRICS` are in ``bench.json``).
+HEADLINE = ("success_rate", "collision_rate", "deadlock_rate", "timeout_rate")
+
+_SUITE_KEYS = ("name", "description", "seed", "episodes", "set", "entries")
+_ENTRY_KEYS = ("name", "config", "tag", "seed_offset", "episodes", "set", "description")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_TAG = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+@dataclass(frozen=True)
+class SuiteEntry:
+    """One entry of a suite: a config with overrides, episodes, a tag and a seed offset.
+
+    Attributes:
+        name: Unique within the suite; names the entry's output folder.
+        config: The config as the suite writes it (a shipped name or a path).
+        path: The config file it resolves to.
+        tag: A lower-case word grouping entries (``standard``, ``deadlock``, ``crush``).
+        seed_offset: Episode ``k`` uses seed ``suite.seed + seed_offset + k``.
+        episodes: Number of episodes.
+        set: The overrides as the suite writes them (suite-level first, then the entry's).
+        overrides: The same, as ``OrcaEnv(path, **overrides)`` takes them.
+        description: Free text.
+    """
+
+    name: str
+    config: str
+    path: str
+    tag: str
+    seed_offset: int
+    episodes: int
+    set: dict = field(default_factory=dict)
+    overrides: dict = field(default_factory=dict)
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A benchmark suite (see the module docstring for the file format).
+
+    Attributes:
+        name: The suite's name (default: its file's name).
+        seed: Seed base of the entries.
+        entries: The entries, in the file's order.
+        path: The file it was read from.
+        description: Free text.
+    """
+
+    name: str
+    seed: int
+    entries: tuple[SuiteEntry, ...]
+    path: str = ""
+    description: str = ""
+
+    def seeds(self, entry: SuiteEntry) -> list[int]:
+        """The evaluation seeds of ``entry``'s episodes."""
+        first = self.seed + entry.seed_offset
+        return list(range(first, first + entry.episodes))
+
+    def select(self, names: Sequence[str] = (), tags: Sequence[str] = (),
+               arg: str = "entries") -> Suite:
+        """The suite with the entries named in ``names`` or tagged with one of ``tags``.
+
+        Entries keep the suite's order; without names and tags, every entry.
+
+        Raises:
+            ValueError: Naming ``arg`` (or ``tags``) on an unknown name or tag; the message lists
+                the valid ones.
+        """
+        if not names and not tags:
+            return self
+        known = [e.name for e in self.entries]
+        known_tags = sorted({e.tag for e in self.entries})
+        for n in names:
+            if n not in known:
+                raise ValueError(f"{arg} {n!r}: no such entry in suite {self.name!r}; entries: "
+                                 f"{', '.join(known)}")
+        for t in tags:
+            if t not in known_tags:
+                raise ValueError(f"tags {t!r}: no entry of suite {self.name!r} has this tag; "
+                                 f"tags: {', '.join(known_tags)}")
+        chosen = tuple(e for e in self.entries if e.name in names or e.tag in tags)
+        return Suite(self.name, self.seed, chosen, self.path, self.description)
+
+    def with_episodes(self, episodes: int | None, arg: str = "episodes") -> Suite:
+        """The suite with every entry's episode count set to ``episodes`` (``None``: as is).
+
+        Raises:
+            ValueError: If ``episodes`` is not an integer >= 1, or the entries' seed ranges
+                would overlap or leave the evaluation seeds.
+        """
+        if episodes is None:
+            return self
+        if not _is_int(episodes) or episodes < 1:
+            raise ValueError(f"{arg} must be an integer >= 1, got {episodes!r}")
+        entries = tuple(dataclasses.replace(e, episodes=episodes) for e in self.entries)
+        out = Suite(self.name, self.seed, entries, self.path, self.description)
+        _check_seeds(out, f"{arg} {episodes}")
+        return out
+
+
+def _check_seeds(suite: Suite, where: str) -> None:
+    """Every entry's seeds are evaluation seeds and no two entries share a seed."""
+    spans = []
+    for e in suite.entries:
+        seeds = suite.seeds(e)
+        if seeds and (seeds[0] not in EVAL_SEEDS or seeds[-1] not in EVAL_SEEDS):
+            raise ValueError(f"{where}: entry {e.name!r} would use seeds {seeds[0]}..{seeds[-1]}"
+                             f", outside the evaluation seeds {EVAL_SEEDS.start}.."
+                             f"{EVAL_SEEDS.stop - 1} (seed {suite.seed} + seed_offset "
+                             f"{e.seed_offset} + episode)")
+        spans.append((seeds[0], seeds[-1], e.name))
+    spans.sort()
+    offsets = sorted(e.seed_offset for e in suite.entries)
+    room = min((b - a for a, b in zip(offsets, offsets[1:], strict=False)), default=None)
+    for (_, hi, a), (lo, _, b) in zip(spans, spans[1:], strict=False):
+        if lo <= hi:
+            raise ValueError(f"{where}: entries {a!r} and {b!r} would share seeds (from {lo}): "
+                             f"space their seed_offset further apart or run fewer episodes"
+                             + (f" (at most {room} per entry between the suite's seed offsets)"
+                                if room else ""))
+
+
+def _suite_path(spec: str | os.PathLike) -> str:
+    from ..configs import resolve  # noqa: PLC0415
+
+    return resolve(spec, kind="suite")
+
+
+def _entry_config_path(config: str, suite_dir: str) -> str:
+    """A relative path next to the suite file, else a path or a shipped config's name."""
+    from ..configs import resolve  # noqa: PLC0415
+
+    if not os.path.isabs(config):
+        beside = os.path.join(suite_dir, config)
+        if os.path.isfile(beside):
+            return beside
+    return resolve(config)
+
+
+def load_suite(spec: str | os.PathLike = DEFAULT_SUITE) -> Suite:
+    """Read and check a suite file.
+
+    Args:
+        spec: A path, or a shipped suite's name (``"standard"``).
+
+    Returns:
+        The suite; every entry's config resolved to a file and its overrides built.
+
+    Raises:
+        FileNotFoundError: If ``spec`` is neither a file nor a shipped suite (the message lists
+            the shipped suites).
+        ValueError: Naming the file, the entry and the key, on invalid YAML, an unknown or
+            missing key, a value of the wrong type, a duplicate entry name, a config that does
+            not exist, a bad override, or seeds that overlap or leave the evaluation seeds.
+    """
+    from ..config import load_yaml  # noqa: PLC0415
+
+    path = _suite_path(spec)
+    where = f"suite {os.fspath(spec)!r}"
+    data = load_yaml(path)
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: expected a mapping with 'seed' and 'entries' at the top "
+                         f"level, got {type(data).__name__}")
+    unknown = [k for k in data if k not in _SUITE_KEYS]
+    if unknown:
+        raise ValueError(f"{where}: unknown key {unknown[0]!r}; valid keys: "
+                         f"{', '.join(_SUITE_KEYS)}")
+    name = data.get("name", os.path.splitext(os.path.basename(path))[0])
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(f"{where}: name must be letters, digits, '_', '.' or '-', got {name!r}")
+    where = f"suite {name!r} ({os.fspath(spec)})" if name != os.fspath(spec) else where
+    if "seed" not in data:
+        raise ValueError(f"{where}: missing key 'seed' (the seed base, e.g. 11000)")
+    seed = data["seed"]
+    if not _is_int(seed):
+        raise ValueError(f"{where}: seed must be an integer, got {seed!r}")
+    default_episodes = data.get("episodes")
+    if default_episodes is not None and (not _is_int(default_episodes) or default_episodes < 1):
+        raise ValueError(f"{where}: episodes must be an integer >= 1, got {default_episodes!r}")
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise ValueError(f"{where}: description must be a string, got {description!r}")
+    suite_set = data.get("set") or {}
+    if not isinstance(suite_set, dict) or not all(isinstance(k, str) for k in suite_set):
+        raise ValueError(f"{where}: set must be a mapping of config keys to values, got "
+                         f"{suite_set!r}")
+    raw = data.get("entries")
+    if not isinstance(raw, list) or not raw:
+        raise ValueError(f"{where}: entries must be a non-empty list, got {raw!r}")
+    entries, seen = [], set()
+    for i, item in enumerate(raw):
+        here = f"{where}, entries[{i}]"
+        if not isinstance(item, dict):
+            raise ValueError(f"{here}: expected a mapping, got {item!r}")
+        if isinstance(item.get("name"), str):
+            here = f"{where}, entry {item['name']!r}"
+        unknown = [k for k in item if k not in _ENTRY_KEYS]
+        if unknown:
+            raise ValueError(f"{here}: unknown key {unknown[0]!r}; valid keys: "
+                             f"{', '.join(_ENTRY_KEYS)}")
+        missing = [k for k in ("name", "config", "tag", "seed_offset") if k not in item]
+        if "episodes" not in item and default_episodes is None:
+            missing.append("episodes")
+        if missing:
+            raise ValueError(f"{here}: missing key {missing[0]!r}")
+        ename, config, tag = item["name"], item["config"], item["tag"]
+        if not isinstance(ename, str) or not _NAME.match(ename):
+            raise ValueError(f"{here}: name must be letters, digits, '_', '.' or '-' (it names "
+                             f"a folder), got {ename!r}")
+        if ename in seen:
+            raise ValueError(f"{here}: the name {ename!r} is used twice")
+        seen.add(ename)
+        if not isinstance(config, str) or not config:
+            raise ValueError(f"{here}: config must be a config name or path, got {config!r}")
+        if not isinstance(tag, str) or not _TAG.match(tag):
+            raise ValueError(f"{here}: tag must be a lower-case word (standard, deadlock, "
+                             f"crush, ...), got {tag!r}")
+        offset = item["seed_offset"]
+        if not _is_int(offset) or offset < 0:
+            raise ValueError(f"{here}: seed_offset must be an integer >= 0, got {offset!r}")
+        episodes = item.get("episodes", default_episodes)
+        if not _is_int(episodes) or episodes < 1:
+            raise ValueError(f"{here}: episodes must be an integer >= 1, got {episodes!r}")
+        entry_set = item.get("set") or {}
+        if not isinstance(entry_set, dict) or not all(isinstance(k, str) for k in entry_set):
+            raise ValueError(f"{here}: set must be a mapping of config keys to values, got "
+                             f"{entry_set!r}")
+        desc = item.get("description", "")
+        if not isinstance(desc, str):
+            raise ValueError(f"{here}: description must be a string, got {desc!r}")
+        try:
+            cfg_path = _entry_config_path(config, os.path.dirname(os.path.abspath(path)))
+        except FileNotFoundError as exc:
+            raise ValueError(f"{here}: config: {exc}") from None
+        items = ([(f"{where}: set {k!r}", k, v) for k, v in suite_set.items()]
+                 + [(f"{here}: set {k!r}", k, v) for k, v in entry_set.items()])
+        overrides = config_overrides(cfg_path, items, source="set key")
+        entries.append(SuiteEntry(ename, config, cfg_path, tag, offset, episodes,
+                                  {**suite_set, **entry_set}, overrides, desc))
+    suite = Suite(name, seed, tuple(entries), path, description)
+    _check_seeds(suite, where)
+    return suite
+
+
+# -- policies ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BenchPolicy:
+    """A policy of a benchmark: an ``orca-env eval --policy`` spec, with or without safety layer.
+
+    Attributes:
+        spec: ``orca``, ``random``, a model file or run folder, or ``package.module:callable``.
+        safety_layer: ``False`` runs every entry with ``safety_layer: false`` for its learned
+            groups; ``True`` keeps the entries' own setting (the safety layer, in every shipped
+            config).
+    """
+
+    spec: str
+    safety_layer: bool = True
+
+    @property
+    def label(self) -> str:
+        """The policy's name in tables and ``bench.json`` (no host paths).
+
+        ``orca``, ``random`` and dotted paths as given; a model file or run folder by its name
+        (a run's ``model.zip`` by its folder's); `` (no safety layer)`` appended without it.
+        """
+        spec = self.spec
+        if spec not in ("orca", "random") and (os.path.isfile(spec) or os.path.isdir(spec)):
+            path = os.path.normpath(os.path.abspath(spec))
+            base, ext = os.path.splitext(os.path.basename(path))
+            name = base if os.path.isfile(path) and ext == ".zip" else os.path.basename(path)
+            if os.path.isfile(path) and base == "model":
+                name = os.path.basename(os.path.dirname(path))
+            spec = name
+        return spec if self.safety_layer else f"{spec} (no safety layer)"
+
+
+def _slug(label: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("_") or "policy"
+
+
+def _without_safety_layer(env: Any) -> list[dict]:
+    """The env's groups (or its scenario's defaults) with ``safety_layer: false`` if learned."""
+    groups = env.config.groups
+    groups = ([dataclasses.asdict(g) for g in groups] if groups is not None
+              else [dict(g) for g in env.scenario.DEFAULT_GROUPS])
+    return [dict(g, safety_layer=False) if g.get("population", "learned") == "learned"
+            else dict(g) for g in groups]
+
+
+def _say(progress: bool, msg: str) -> None:
+    if progress:
+        sys.stderr.write(msg + "\n")
+        sys.stderr.flush()
+
+
+def _short(agg: dict, key: str) -> str:
+    a = agg[key]
+    return "-" if a["mean"] is None else f"{a['mean']:.2f}"
+
+
+# -- the run -----------------------------------------------------------------------------------
+def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy | str] = ("orca",),
+              *, out_dir: str | os.PathLike | None = None, progress: bool = False) -> dict:
+    """Evaluate every policy on every entry of a suite; return the bench report.
+
+    Everything is checked before the first episode: the output folder, every entry's config and
+    first reset, and every policy against every entry's env (a trained model whose observation
+    shape differs from an entry's fails here).
+
+    Args:
+        suite: A :class:`Suite`, or a suite file's path or shipped name.
+        policies: :class:`BenchPolicy` objects or plain specs (with the safety layer).
+        out_dir: Folder for ``entries/<entry>/<policy>/metrics.json`` and ``episodes.csv``
+            (the evaluation's files); ``None`` writes nothing. :func:`write_bench` writes the
+            summary files.
+        progress: Report each entry and its episodes on stderr.
+
+    Returns:
+        The report: ``format``, ``orca_env_version``, ``suite`` (name, description, seed),
+        ``policies`` (label, spec's name, safety layer), ``entries`` (name, tag, config, set,
+        scenario, agents, step limit, episodes, seeds), ``metrics`` (unit and definition),
+        ``results`` (``{entry: {policy label: {metric: aggregate}}}``, the aggregates of
+        :func:`~orca_env.evaluation.metrics.aggregate`) and ``ci95`` (how intervals are
+        computed). Nothing in it depends on the host, the paths or the time.
+
+    Raises:
+        ValueError: Naming the entry or policy, on a bad policy, a duplicate policy label, an
+            entry whose env cannot be built or reset, or an unusable ``out_dir``.
+    """
+    from ..environment import OrcaEnv  # noqa: PLC0415
+    from ..scenarios import SpawnError  # noqa: PLC0415
+
+    if not isinstance(suite, Suite):
+        suite = load_suite(suite)
+    pols = [p if isinstance(p, BenchPolicy) else BenchPolicy(str(p)) for p in policies]
+    if not pols:
+        raise ValueError("policies: give at least one policy")
+    labels = [p.label for p in pols]
+    for i, lab in enumerate(labels):
+        if lab in labels[:i]:
+            other = pols[labels.index(lab)]
+            if (other.spec, other.safety_layer) == (pols[i].spec, pols[i].safety_layer):
+                raise ValueError(f"policy {pols[i].spec!r} is given twice")
+            raise ValueError(f"policies {other.spec!r} and {pols[i].spec!r} are both labelled "
+                             f"{lab!r} (by their folder's name): rename one folder")
+    slugs = [_slug(lab) for lab in labels]
+    if len(set(slugs)) < len(slugs):
+        raise ValueError(f"policies {labels}: their folder names {slugs} collide")
+    if out_dir is not None:
+        out_dir = prepare_out_dir(out_dir, arg="out_dir")
+
+    # -- before any episode: every entry's env, every policy against it ----------------------
+    t0 = time.perf_counter()
+    _say(progress, f"[bench] suite {suite.name}: {len(suite.entries)} entries x {len(pols)} "
+                   f"policies; checking configs and policies")
+    prepared = []
+    for e in suite.entries:
+        here = f"suite {suite.name!r}, entry {e.name!r} (config {e.config!r})"
+        try:
+            env = OrcaEnv(e.path, **{**e.overrides, "render_mode": None})
+            env.reset(seed=suite.seeds(e)[0])
+        except (ValueError, SpawnError) as exc:
+            raise ValueError(f"{here}: {exc}") from exc
+        resolved: dict[str, Any] = {}
+        runs = []
+        for p, lab in zip(pols, labels, strict=True):
+            if p.spec not in resolved:
+                try:
+                    resolved[p.spec] = resolve_policy(p.spec, None, env)
+                except ValueError as exc:  # its message names the policy
+                    raise ValueError(f"{here}: {exc}") from exc
+            over = dict(e.overrides)
+            if not p.safety_layer:
+                over["groups"] = _without_safety_layer(env)
+            runs.append((p, lab, resolved[p.spec], over))
+        info = {"name": e.name, "tag": e.tag, "config": e.config, "set": e.set,
+                "description": e.description, "scenario": env.config.scenario,
+                "num_agents": int(env.sim.radii.shape[0]),
+                "num_learned": len(env.possible_agents), "max_steps": int(env.max_steps),
+                "episodes": e.episodes, "seeds": [suite.seeds(e)[0], suite.seeds(e)[-1]]}
+        env.close()
+        prepared.append((e, info, runs))
+
+    # -- the episodes -------------------------------------------------------------------------
+    results: dict[str, dict[str, dict]] = {}
+    policy_names: dict[str, str] = {}
+    n_runs = len(prepared) * len(pols)
+    done = 0
+    for i, (e, info, runs) in enumerate(prepared):
+        seeds = suite.seeds(e)
+        _say(progress, f"[bench {i + 1}/{len(prepared)}] {e.name} ({e.tag}, {info['scenario']}, "
+                       f"{info['num_agents']} agents of which {info['num_learned']} learned): "
+                       f"{e.episodes} episodes per policy, seeds {seeds[0]}..{seeds[-1]}")
+        results[e.name] = {}
+        for _, lab, (pol, name), over in runs:
+            t1 = time.perf_counter()
+            sub = (None if out_dir is None
+                   else os.path.join(out_dir, "entries", e.name, _slug(lab)))
+            rep = evaluate(e.path, pol, seeds=seeds, overrides=over, out_dir=sub,
+                           progress=f"bench {i + 1}/{len(prepared)} {e.name} {lab}"
+                           if progress else False, name=lab)
+            results[e.name][lab] = rep["aggregate"]
+            policy_names.setdefault(lab, name)
+            done += 1
+            agg = rep["aggregate"]
+            _say(progress, f"[bench {i + 1}/{len(prepared)}] {e.name} {lab}: success "
+                           f"{_short(agg, 'success_rate')} collision "
+                           f"{_short(agg, 'collision_rate')} deadlock "
+                           f"{_short(agg, 'deadlock_rate')} timeout "
+                           f"{_short(agg, 'timeout_rate')}  ({time.perf_counter() - t1:.1f} s; "
+                           f"{done}/{n_runs} runs, {time.perf_counter() - t0:.0f} s in all)")
+    return {
+        "format": BENCH_FORMAT,
+        "orca_env_version": __version__,
+        "suite": {"name": suite.name, "description": suite.description, "seed": suite.seed},
+        "policies": [{"label": lab, "policy": policy_names.get(lab, p.spec),
+                      "without_safety_layer": not p.safety_layer}
+                     for p, lab in zip(pols, labels, strict=True)],
+        "entries": [info for _, info, _ in prepared],
+        "metrics": {k: {"unit": u, "definition": d} for k, (u, d) in METRICS.items()},
+        "results": results,
+        "ci95": "mean over episodes with a 95% interval [ci95_low, ci95_high]: Wilson score for "
+                "the 0/1 metric all_success, Student-t clipped to [0, 1] for fractions, "
+                "Student-t otherwise (ci95 = half its width)",
+    }
+
+
+# -- outputs -----------------------------------------------------------------------------------
+def _cell(a: dict) -> str:
+    if a["mean"] is None:
+        return "-"
+    ci = format_ci(a, digits=2)
+    return f"{a['mean']:.2f}" + ("" if ci == "-" else f" {ci}")
+
+
+def format_markdown(report: dict) -> str:
+    """The report as a markdown table: one row per entry and policy, the :data:`HEADLINE` rates.
+
+    Each cell is the mean and its 95% interval ``[low, high]``.
+    """
+    s = report["suite"]
+    heads = [m.replace("_rate", "") for m in HEADLINE]
+    lines = [f"Suite `{s['name']}`: seed {s['seed']} + entry offset + episode; mean and 95% "
+             f"interval over episodes of the rates over learned agents (Student-t, clipped to "
+             f"[0, 1]).",
+             "",
+             "| entry | tag | agents (learned) | episodes | policy | " + " | ".join(heads) + " |",
+             "|---|---|---:|---:|---|" + "---:|" * len(heads)]
+    for e in report["entries"]:
+        for p in report["policies"]:
+            agg = report["results"][e["name"]][p["label"]]
+            lines.append(f"| {e['name']} | {e['tag']} | {e['num_agents']} ({e['num_learned']}) "
+                         f"| {e['episodes']} | {p['label']} | "
+                         + " | ".join(_cell(agg[m]) for m in HEADLINE) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def bench_figure(report: dict) -> Any:
+    """A ``matplotlib.figure.Figure``: one panel per :data:`HEADLINE` rate, entries as rows.
+
+    Each entry has one horizontal bar per policy (its mean) with the 95% interval as an error
+    bar; entries keep the suite's order from the top, labelled with their tag. Drawn on a bare
+    ``Figure`` (no pyplot, no display).
+
+    Raises:
+        ImportError: If matplotlib is not installed.
+    """
+    require_matplotlib()
+    from matplotlib.figure import Figure  # noqa: PLC0415
+
+    entries, pols = report["entries"], report["policies"]
+    n_e, n_p = len(entries), len(pols)
+    band = 0.8 / max(n_p, 1)
+    height = max(3.0, 0.22 * n_e * max(n_p, 2) + 1.6)
+    fig = Figure(figsize=(4.0 * len(HEADLINE) + 2.2, height), dpi=100, layout="constrained")
+    axes = fig.subplots(1, len(HEADLINE), sharey=True)
+    colors = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+              "#7f7f7f", "#bcbd22", "#17becf"]
+    rows = list(range(n_e))
+    for ax, metric in zip(axes, HEADLINE, strict=True):
+        for j, p in enumerate(pols):
+            ys, xs, lo, hi = [], [], [], []
+            for r, e in zip(rows, entries, strict=True):
+                a = report["results"][e["name"]][p["label"]][metric]
+                if a["mean"] is None:
+                    continue
+                ys.append(r - 0.4 + band * (j + 0.5))
+                xs.append(a["mean"])
+                low = a["ci95_low"] if a["ci95_low"] is not None else a["mean"]
+                high = a["ci95_high"] if a["ci95_high"] is not None else a["mean"]
+                lo.append(a["mean"] - low)
+                hi.append(high - a["mean"])
+            color = colors[j % len(colors)]
+            ax.barh(ys, xs, height=band * 0.9, color=color, alpha=0.85,
+                    label=p["label"] if metric == HEADLINE[0] else None)
+            # A dot at the mean, so that a rate of 0 (no bar) still shows.
+            ax.errorbar(xs, ys, xerr=[lo, hi], fmt="o", color=color, markersize=3.5,
+                        markeredgecolor="black", markeredgewidth=0.5, ecolor="black",
+                        elinewidth=0.8, capsize=2)
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_title(metric.replace("_", " ") + " (95% CI)")
+        ax.grid(axis="x", alpha=0.3)
+        ax.set_xlabel("fraction of learned agents")
+        for r in rows[1::2]:
+            ax.axhspan(r - 0.5, r + 0.5, color="0.93", zorder=0)
+    axes[0].set_yticks(rows, [f"{e['name']} [{e['tag']}]" for e in entries])
+    axes[0].set_ylim(n_e - 0.5, -0.5)
+    s = report["suite"]
+    counts = sorted({e["episodes"] for e in entries})
+    per = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
+    fig.suptitle(f"orca-env bench: suite {s['name']}, {per} episodes per entry (seeds "
+                 f"{s['seed']} + entry offset + episode); rates over learned agents")
+    fig.legend(loc="outside lower center", ncols=min(n_p, 4), title="policy")
+    return fig
+
+
+def plot_bench(report: dict, path: str | os.PathLike) -> str:
+    """Draw :func:`bench_figure` into a PNG, written atomically; returns the path."""
+    fig = bench_figure(report)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, format="png")
+    return os.fspath(path)
+
+
+def write_bench(report: dict, out_dir: str | os.PathLike, figure: bool = True) -> dict:
+    """Write ``bench.json``, ``bench.md`` and (``figure``) ``bench.png`` into ``out_dir``.
+
+    Every file is written atomically. Returns ``{"json": path, "markdown": path, "figure": path
+    or None, "hash": SHA-256 of bench.json}``.
+    """
+    out = prepare_out_dir(out_dir, arg="out_dir")
+    paths = {"json": os.path.join(out, "bench.json"), "markdown": os.path.join(out, "bench.md"),
+             "figure": os.path.join(out, "bench.png") if figure else None}
+    atomic_write_text(paths["json"], report_json(report))
+    atomic_write_text(paths["markdown"], format_markdown(report))
+    if figure:
+        plot_bench(report, paths["figure"])
+    paths["hash"] = report_hash(report)
+    return paths

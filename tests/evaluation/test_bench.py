@@ -1,0 +1,350 @@
+"""``orca-env bench`` and orca_env.evaluation.bench: suites, seeds, reproducible bench.json,
+the same numbers as ``evaluate``, policies with and without the safety layer, errors before any
+episode, progress, the table and the figure."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from orca_env.configs import names, resolve
+
+import orca_env.evaluation.suite as suite_module
+from orca_env.cli import main
+from orca_env.evaluation import evaluate
+from orca_env.evaluation.bench import (
+    HEADLINE,
+    BenchPolicy,
+    bench_figure,
+    format_markdown,
+    load_suite,
+    run_bench,
+    write_bench,
+)
+from orca_env.evaluation.metrics import METRICS
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SHIPPED_MODEL = os.path.join(ROOT, "policies", "trained", "circle_ppo")
+ENV = {**os.environ, "SDL_VIDEODRIVER": "dummy", "NUMBA_NUM_THREADS": "1"}
+#: Two cheap entries of the standard suite (16 agents each, episodes of under 200 steps).
+SMALL = ["--entries", "circle_nojitter,doorway", "--episodes", "2"]
+
+
+def _suite(tmp_path, text, name="s.yaml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def _one_line_error(capsys):
+    """The error: one line, the last on stderr (after any progress lines), no traceback."""
+    err = capsys.readouterr().err
+    last = err.splitlines()[-1]
+    assert last.startswith("orca-env bench: error: ") and "Traceback" not in err, err
+    return last
+
+
+@pytest.fixture
+def no_episodes(monkeypatch):
+    """Fail the test if an episode runs: checks must come before the work."""
+    def run_episode(*args, **kwargs):
+        raise AssertionError("an episode ran before the failing check")
+    monkeypatch.setattr(suite_module, "run_episode", run_episode)
+
+
+# -- the standard suite -------------------------------------------------------------------------
+def test_the_standard_suite_is_shipped_and_found_by_name():
+    assert "standard" in names("suite")
+    by_name = load_suite("standard")
+    for other in (load_suite(resolve("configs/suites/standard.yaml", kind="suite")),
+                  load_suite(os.path.join(ROOT, "configs", "suites", "standard.yaml"))):
+        assert other.entries == by_name.entries and other.seed == by_name.seed == 11000
+    assert os.path.samefile(by_name.path, os.path.join(ROOT, "configs", "suites",
+                                                       "standard.yaml"))
+    entries = {e.name: e for e in by_name.entries}
+    # The ORCA failure cases are there with their tags, and RVO2's examples at full scale.
+    assert entries["circle_nojitter"].tag == "deadlock" and entries["doorway"].tag == "deadlock"
+    assert entries["corridor_headon"].tag == "crush"
+    assert entries["intersection_dense"].tag == "crush"
+    assert entries["rvo2_circle"].config == "circle" and entries["rvo2_blocks"].config == "blocks"
+    # Seeds: evaluation seeds (which training refuses), one disjoint range per entry.
+    seen = set()
+    for e in by_name.entries:
+        seeds = by_name.seeds(e)
+        assert len(seeds) == e.episodes and all(10_000 <= s < 20_000 for s in seeds)
+        assert not seen & set(seeds)
+        seen |= set(seeds)
+    with pytest.raises(ValueError, match="kind must be one of"):
+        resolve("standard", kind="suites")
+
+
+def test_a_quick_run_is_the_first_episodes_of_the_full_run():
+    s = load_suite()
+    quick = s.with_episodes(2)
+    for full, short in zip(s.entries, quick.entries, strict=True):
+        assert quick.seeds(short) == s.seeds(full)[:2]
+
+
+# -- reproducibility and agreement with evaluate ------------------------------------------------
+def test_reruns_give_the_same_bench_json_bytes(tmp_path, capsys):
+    args = ["bench", *SMALL, "--policy", "orca", "--policy", "random", "--print-hash",
+            "--no-figure"]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    hash_a = capsys.readouterr().out.strip().splitlines()[-1]
+    # Again, in a fresh process.
+    out = subprocess.run([sys.executable, "-m", "orca_env", *args, "--quiet", "--out",
+                          str(tmp_path / "b")], capture_output=True, text=True, timeout=600,
+                         cwd=ROOT, env=ENV)
+    assert out.returncode == 0, out.stderr
+    a = (tmp_path / "a" / "bench.json").read_bytes()
+    b = (tmp_path / "b" / "bench.json").read_bytes()
+    assert a == b
+    assert out.stdout.strip() == hash_a
+    assert (tmp_path / "a" / "bench.md").read_bytes() == (tmp_path / "b" / "bench.md").read_bytes()
+    report = json.loads(a)
+    assert report["format"] == "orca-env-bench/1"
+    assert [p["label"] for p in report["policies"]] == ["orca", "random"]
+    assert [e["name"] for e in report["entries"]] == ["circle_nojitter", "doorway"]
+    # entry -> policy -> metric -> mean and interval, with the metrics of metrics.json.
+    agg = report["results"]["doorway"]["orca"]
+    assert set(agg) == set(METRICS)
+    assert {"mean", "ci95_low", "ci95_high"} <= set(agg["success_rate"])
+
+
+def test_bench_numbers_are_the_evaluation_numbers(tmp_path):
+    s = load_suite().select(["doorway"]).with_episodes(3)
+    report = run_bench(s, ["orca"], out_dir=tmp_path)
+    entry = s.entries[0]
+    ref = evaluate(entry.path, "orca", seeds=s.seeds(entry), overrides=entry.overrides)
+    assert report["results"]["doorway"]["orca"] == ref["aggregate"]
+    # Each run's own files, as eval writes them.
+    with open(tmp_path / "entries" / "doorway" / "orca" / "metrics.json", encoding="utf-8") as fh:
+        metrics = json.load(fh)
+    assert metrics["seeds"] == [12100, 12101, 12102] and metrics["policy"] == "orca"
+    assert metrics["aggregate"] == ref["aggregate"]
+    assert (tmp_path / "entries" / "doorway" / "orca" / "episodes.csv").exists()
+
+
+# -- policies -----------------------------------------------------------------------------------
+def test_without_the_safety_layer_the_learned_groups_move_as_commanded(tmp_path):
+    s = load_suite().select(["doorway"]).with_episodes(2)
+    report = run_bench(s, ["orca", BenchPolicy("orca", safety_layer=False)], out_dir=tmp_path)
+    labels = [p["label"] for p in report["policies"]]
+    assert labels == ["orca", "orca (no safety layer)"]
+    assert report["policies"][1]["without_safety_layer"] is True
+    with open(tmp_path / "entries" / "doorway" / "orca_no_safety_layer" / "metrics.json",
+              encoding="utf-8") as fh:
+        groups = json.load(fh)["config"]["groups"]
+    assert [(g["population"], g["safety_layer"]) for g in groups] == [("learned", False),
+                                                                       ("orca", True)]
+    # Walking straight at the goal through a crowd and a doorway: everyone collides.
+    res = report["results"]["doorway"]
+    assert res["orca (no safety layer)"]["collision_rate"]["mean"] == 1.0
+    assert res["orca"]["collision_rate"]["mean"] < 1.0
+
+
+def test_two_run_folders_of_the_same_name_are_told_apart(tmp_path, no_episodes):
+    for parent in ("a", "b"):
+        (tmp_path / parent / "run").mkdir(parents=True)
+    with pytest.raises(ValueError, match=r"policies '.*a/run' and '.*b/run' are both labelled "
+                                         r"'run' \(by their folder's name\): rename one folder"):
+        run_bench(load_suite().select(["doorway"]),
+                  [str(tmp_path / "a" / "run"), str(tmp_path / "b" / "run")])
+    assert BenchPolicy(str(tmp_path / "a" / "run"), safety_layer=False).label == \
+        "run (no safety layer)"
+
+
+def test_a_trained_policy_with_and_without_the_safety_layer(tmp_path, capsys):
+    assert main(["bench", "--entries", "circle_dense", "--episodes", "1", "--no-figure",
+                 "--policy", SHIPPED_MODEL, "--no-safety", SHIPPED_MODEL, "--policy", "orca",
+                 "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "bench.json").read_text())
+    assert [p["label"] for p in report["policies"]] == [
+        "circle_ppo", "circle_ppo (no safety layer)", "orca"]
+    res = report["results"]["circle_dense"]
+    # The README's comparison: the safety layer turns the policy's collisions into few.
+    assert (res["circle_ppo"]["collision_rate"]["mean"]
+            < res["circle_ppo (no safety layer)"]["collision_rate"]["mean"])
+    assert "| circle_dense | standard | 16 (16) | 1 | circle_ppo (no safety layer) |" in \
+        capsys.readouterr().out
+
+
+def test_a_policy_that_cannot_act_in_an_entry_fails_before_any_episode(tmp_path, capsys,
+                                                                      no_episodes):
+    # The shipped policy observes no obstacles; the doorway's observation has 4 segments.
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--entries", "circle_dense,doorway", "--policy", SHIPPED_MODEL,
+              "--out", str(tmp_path), "--no-figure"])
+    assert exc.value.code == 2
+    err = _one_line_error(capsys)
+    assert "entry 'doorway'" in err and "observation" in err
+    assert not (tmp_path / "entries").exists()
+
+
+# -- outputs and progress -----------------------------------------------------------------------
+def test_progress_table_figure_and_markdown(tmp_path, capsys):
+    assert main(["bench", *SMALL, "--policy", "orca", "--policy", "random",
+                 "--out", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    err, out = captured.err, captured.out
+    # Per entry, and per episode, on stderr.
+    assert "[bench 1/2] circle_nojitter (deadlock, circle_v0, 16 agents" in err
+    assert "[bench 2/2] doorway orca: success" in err
+    assert "[bench 2/2 doorway random] 2/2 episodes" in err
+    # The table on stdout: one row per entry and policy.
+    rows = [line for line in out.splitlines() if line.startswith("| ") and "---" not in line]
+    assert len(rows) == 1 + 2 * 2
+    assert "| circle_nojitter | deadlock | 16 (16) | 2 | orca | 0.00 [0, 0] | 0.00 [0, 0] | " \
+           "1.00 [1, 1] |" in out
+    assert (tmp_path / "bench.md").read_text() in out
+    png = (tmp_path / "bench.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    report = json.loads((tmp_path / "bench.json").read_text())
+    fig = bench_figure(report)
+    assert len(fig.axes) == len(HEADLINE)
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == [
+        "circle_nojitter [deadlock]", "doorway [deadlock]"]
+    # No temporary files left behind.
+    assert not [f for f in os.listdir(tmp_path) if f.startswith(".")]
+
+
+def test_list_and_quiet(tmp_path, capsys):
+    assert main(["bench", "--list", "--tags", "crush"]) == 0
+    out = capsys.readouterr().out
+    assert "corridor_headon" in out and "intersection_dense" in out and "doorway" not in out
+    assert "12200..12249" in out
+    assert main(["bench", "--entries", "circle_nojitter", "--quick", "--quiet", "--no-figure",
+                 "--out", str(tmp_path)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
+    assert json.loads((tmp_path / "bench.json").read_text())["entries"][0]["episodes"] == 2
+
+
+# -- suite files --------------------------------------------------------------------------------
+def test_suite_overrides_relative_configs_and_defaults(tmp_path):
+    (tmp_path / "mine.yaml").write_text("scenario: bottleneck_v0\nmax_steps: 40\n")
+    path = _suite(tmp_path, """
+seed: 15000
+episodes: 1
+set: {max_steps: 7}
+entries:
+  - {name: a, config: mine.yaml, tag: custom, seed_offset: 0, set: {groups.0.count: 2}}
+  - {name: b, config: crowdnav_circle, tag: custom, seed_offset: 10, episodes: 2,
+     set: {max_steps: 9, observation.range: 3.0}}
+""")
+    s = load_suite(path)
+    assert s.name == "s" and [e.episodes for e in s.entries] == [1, 2]
+    a, b = s.entries
+    assert a.path == str(tmp_path / "mine.yaml")  # beside the suite file
+    # A list item starts from the scenario's default groups, as eval --set does.
+    assert a.overrides["max_steps"] == 7 and a.overrides["groups"][0]["count"] == 2
+    assert a.overrides["groups"][1]["population"] == "orca"
+    assert b.overrides == {"max_steps": 9, "observation": {"range": 3.0}}
+    report = run_bench(s, ["orca"])
+    info = {e["name"]: e for e in report["entries"]}
+    assert info["a"]["num_learned"] == 2 and info["a"]["max_steps"] == 7
+    assert info["b"]["max_steps"] == 9 and info["b"]["seeds"] == [15010, 15011]
+
+
+@pytest.mark.parametrize("body, match", [
+    ("seed: 11000\nentries: []\n", "entries must be a non-empty list"),
+    ("entries: [{name: a, config: doorway, tag: x, seed_offset: 0, episodes: 1}]\n",
+     "missing key 'seed'"),
+    ("seed: 11000\nbogus: 1\nentries: []\n", "unknown key 'bogus'"),
+    ("seed: 11000\nentries: [{name: a, config: doorway, tag: x, seed_offset: 0}]\n",
+     "entry 'a': missing key 'episodes'"),
+    ("seed: 11000\nentries: [{name: a, config: doorway, tag: x, seed_offset: 0, episodes: 0}]\n",
+     "entry 'a': episodes must be an integer >= 1, got 0"),
+    ("seed: 11000\nentries: [{name: a, config: doorway, tag: x, seed_offset: 0, "
+     "episodes: true}]\n", "entry 'a': episodes must be an integer >= 1, got True"),
+    ("seed: 11000\nentries: [{name: a, config: doorway, tag: Big, seed_offset: 0, "
+     "episodes: 1}]\n", "entry 'a': tag must be a lower-case word"),
+    ("seed: 11000\nentries: [{name: a/b, config: doorway, tag: x, seed_offset: 0, "
+     "episodes: 1}]\n", "name must be letters, digits"),
+    ("seed: 11000\nentries: [{name: a, config: nope, tag: x, seed_offset: 0, episodes: 1}]\n",
+     "entry 'a': config: no config file 'nope'"),
+    ("seed: 11000\nentries: [{name: a, config: doorway, tag: x, seed_offset: 0, episodes: 1, "
+     "colour: red}]\n", "entry 'a': unknown key 'colour'"),
+    ("seed: 11000\nentries:\n - {name: a, config: doorway, tag: x, seed_offset: 0, episodes: 1}"
+     "\n - {name: a, config: doorway, tag: x, seed_offset: 5, episodes: 1}\n",
+     "the name 'a' is used twice"),
+    ("seed: 11000\nentries:\n - {name: a, config: doorway, tag: x, seed_offset: 0, episodes: 10}"
+     "\n - {name: b, config: doorway, tag: x, seed_offset: 5, episodes: 1}\n",
+     "entries 'a' and 'b' would share seeds"),
+    ("seed: 19990\nentries: [{name: a, config: doorway, tag: x, seed_offset: 5, episodes: 10}]\n",
+     "entry 'a' would use seeds 19995..20004, outside the evaluation seeds 10000..19999"),
+    ("seed: 11000\nentries: [{name: a, config: doorway, tag: x, seed_offset: -1, episodes: 1}]\n",
+     "seed_offset must be an integer >= 0"),
+    ("seed: 11000\nentries: [{name: a, config: doorway, tag: x, seed_offset: 0, episodes: 1, "
+     "set: {groups.7.count: 2}}]\n",
+     "entry 'a': set 'groups.7.count': 'groups' is a list of 2 items"),
+    ("seed: 11000\nentries: [{name: a, config: doorway, tag: x, seed_offset: 0, episodes: 1}]\n"
+     "entries: []\n", "key 'entries' appears twice"),
+])
+def test_suite_file_errors_name_the_entry_and_key(tmp_path, body, match):
+    with pytest.raises(ValueError, match=match):
+        load_suite(_suite(tmp_path, body))
+
+
+def test_an_entry_whose_env_cannot_be_built_fails_before_any_episode(tmp_path, no_episodes):
+    path = _suite(tmp_path, "seed: 11000\nentries:\n"
+                  " - {name: ok, config: doorway, tag: x, seed_offset: 0, episodes: 1}\n"
+                  " - {name: bad, config: doorway, tag: x, seed_offset: 10, episodes: 1,\n"
+                  "    set: {scenario_kwargs.door_width: 50.0}}\n")
+    with pytest.raises(ValueError, match=r"entry 'bad' \(config 'doorway'\): .*door_width"):
+        run_bench(path, ["orca"], out_dir=tmp_path / "out")
+    assert not (tmp_path / "out" / "entries").exists()
+
+
+# -- the command line's errors ------------------------------------------------------------------
+@pytest.mark.parametrize("argv, match", [
+    (["nope"], "no config file 'nope' and no shipped suite config of that name; shipped: "
+               "standard"),
+    (["--entries", "nope"], "--entries 'nope': no such entry in suite 'standard'; entries: "
+                            "circle_dense, "),
+    (["--tags", "nope"], "tags 'nope': no entry of suite 'standard' has this tag; tags: crush, "
+                         "deadlock, standard"),
+    (["--episodes", "101"], "--episodes 101: entries 'circle_dense' and 'crowdnav_circle' would "
+                            "share seeds (from 11100): space their seed_offset further apart or "
+                            "run fewer episodes (at most 100 per entry between the suite's seed "
+                            "offsets)"),
+    (["--policy", "orca", "--policy", "orca"], "policy 'orca' is given twice"),
+    (["--policy", "runs/nope"], "policy 'runs/nope': no such model file or run folder"),
+])
+def test_bad_input_is_one_line_naming_the_argument(tmp_path, capsys, argv, match, no_episodes):
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", *argv, "--out", str(tmp_path / "out")])
+    assert exc.value.code == 2
+    assert match in _one_line_error(capsys)
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--episodes", "0"], "argument --episodes: expected an integer >= 1, got '0'"),
+    (["--quick", "--episodes", "3"], "not allowed with argument"),
+    (["--entries", "a,,b"], "argument --entries: expected comma-separated names"),
+])
+def test_bad_options_are_argparse_errors(capsys, argv, match):
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", *argv])
+    assert exc.value.code == 2
+    assert match in capsys.readouterr().err
+
+
+def test_write_bench_and_markdown_without_running(tmp_path):
+    """The summary files depend on the report only."""
+    report = json.loads(json.dumps({
+        "format": "orca-env-bench/1", "orca_env_version": "x",
+        "suite": {"name": "t", "description": "", "seed": 11000},
+        "policies": [{"label": "p", "policy": "p", "without_safety_layer": False}],
+        "entries": [{"name": "e", "tag": "crush", "num_agents": 3, "num_learned": 1,
+                     "episodes": 4}],
+        "results": {"e": {"p": {m: {"mean": 0.25, "ci95_low": 0.1, "ci95_high": 0.4,
+                                    "ci95": 0.15, "ci_method": "t_clipped", "n": 4}
+                                for m in METRICS}}}}))
+    paths = write_bench(report, tmp_path / "w", figure=False)
+    assert paths["figure"] is None and not (tmp_path / "w" / "bench.png").exists()
+    md = format_markdown(report)
+    assert "| e | crush | 3 (1) | 4 | p | 0.25 [0.1, 0.4] | 0.25 [0.1, 0.4] | 0.25 [0.1, 0.4] " \
+           "| 0.25 [0.1, 0.4] |" in md
+    assert (tmp_path / "w" / "bench.md").read_text() == md
