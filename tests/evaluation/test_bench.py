@@ -79,6 +79,15 @@ def test_the_standard_suite_is_shipped_and_found_by_name():
         resolve("standard", kind="suites")
 
 
+def test_the_standard_suite_covers_every_shipped_config():
+    """A benchmark over every scenario: a new shipped config needs its entry in the suite."""
+    suite = load_suite("standard")
+    covered = {os.path.realpath(e.path) for e in suite.entries}
+    missing = [n for n in names("env") if os.path.realpath(resolve(n)) not in covered]
+    assert not missing, (f"shipped configs without an entry in configs/suites/standard.yaml: "
+                         f"{missing}; add one (tag standard, a new seed_offset)")
+
+
 def test_a_quick_run_is_the_first_episodes_of_the_full_run():
     s = load_suite()
     quick = s.with_episodes(2)
