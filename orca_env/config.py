@@ -33,7 +33,10 @@ padding, CrowdNav's episode end, and the scenario's ``layout`` of CrowdNav's tes
     groups:
       - {name: robot, population: learned, count: 1, orca_padding: 0.01, visible_to: []}
       - {name: humans, population: orca, count: 5, on_goal: stay, orca_padding: 0.01,
-         noise: 0.0, randomize_attributes: false, pref_speed: 1.0}
+         noise: 0.0}
+
+CrowdNav's ``randomize_attributes: true`` is a group key here: on the humans, with
+``pref_speed: 1.0`` (CrowdNav's ORCA humans ask for at most 1 m/s whatever their v_pref).
 
 ``python -c "from orca_env.config import describe; print(describe())"`` lists every key with its
 default and meaning.
