@@ -6,6 +6,11 @@ their new positions, drops below the sum of their radii (minus the tolerated ove
 time of the step; an agent collides with an obstacle when the segment it travelled comes within
 its radius (minus the tolerance) of an obstacle or boundary segment.
 
+The tolerated overlap is ``tol + tol_rel * min(r_i, r_j)`` for a pair of agents and ``tol +
+tol_rel * r_i`` against walls (config ``collision_tolerance``: ``tol`` metres, ``tol_rel`` a
+fraction of the smaller radius); ``tol_rel`` defaults to 0, which is exactly the absolute
+tolerance.
+
 :func:`agent_collisions_crowdnav` is CrowdNav's check instead (config ``collision_check:
 crowdnav``): the checked agent moves as it did, every other agent at its velocity of the
 previous step, as CrowdNav's ``step()`` tests the robot's new velocity against the humans'
@@ -36,7 +41,7 @@ def _sweep_dist_sq(ax, ay, bx, by):
 
 
 @njit(cache=True)
-def agent_collisions(check, p0, p1, radii, active, tol, hit):
+def agent_collisions(check, p0, p1, radii, active, tol, hit, tol_rel=0.0):
     """Swept-disc agent-agent collisions of the agents ``check`` against all active agents.
 
     A uniform grid over the new positions (cell = twice the largest radius plus twice the largest
@@ -51,12 +56,14 @@ def agent_collisions(check, p0, p1, radii, active, tol, hit):
         active: (n,) bool, agents present during the step.
         tol: Tolerated overlap (m).
         hit: (k,) bool output.
+        tol_rel: Tolerated overlap as a fraction of the smaller radius of the pair, added to
+            ``tol``.
     """
-    _collisions(check, p0, p1, p1, radii, active, tol, hit)
+    _collisions(check, p0, p1, p1, radii, active, tol, tol_rel, hit)
 
 
 @njit(cache=True)
-def agent_collisions_crowdnav(check, p0, p1, v0, dt, radii, active, tol, hit):
+def agent_collisions_crowdnav(check, p0, p1, v0, dt, radii, active, tol, hit, tol_rel=0.0):
     """CrowdNav's robot-human collision check, for the agents ``check`` against all active ones.
 
     In CrowdNav's ``step()``, the robot (here: each checked agent) moves from its position at
@@ -75,16 +82,18 @@ def agent_collisions_crowdnav(check, p0, p1, v0, dt, radii, active, tol, hit):
         active: (n,) bool, agents present during the step.
         tol: Tolerated overlap (m).
         hit: (k,) bool output.
+        tol_rel: Tolerated overlap as a fraction of the smaller radius of the pair, added to
+            ``tol``.
     """
     q1 = np.empty_like(p0)
     for j in range(p0.shape[0]):
         q1[j, 0] = p0[j, 0] + v0[j, 0] * dt
         q1[j, 1] = p0[j, 1] + v0[j, 1] * dt
-    _collisions(check, p0, p1, q1, radii, active, tol, hit)
+    _collisions(check, p0, p1, q1, radii, active, tol, tol_rel, hit)
 
 
 @njit(cache=True)
-def _collisions(check, p0, p1, q1, radii, active, tol, hit):
+def _collisions(check, p0, p1, q1, radii, active, tol, tol_rel, hit):
     """Checked agent ``i`` moves ``p0[i] -> p1[i]``, every other agent ``j`` ``p0[j] -> q1[j]``.
 
     The grid bins the others by ``q1``; its cell is twice the largest radius plus the largest
@@ -151,7 +160,8 @@ def _collisions(check, p0, p1, q1, radii, active, tol, hit):
                     j = order[q]
                     if j == i:
                         continue
-                    lim = radii[i] + radii[j] - tol
+                    # tol_rel = 0 adds exactly 0.0: the absolute tolerance, bit for bit.
+                    lim = radii[i] + radii[j] - (tol + tol_rel * min(radii[i], radii[j]))
                     if lim <= 0.0:
                         continue
                     # Relative motion is linear within the step.
@@ -190,16 +200,16 @@ def _seg_seg_dist_sq(ax, ay, bx, by, cx, cy, dx, dy):
 
 
 @njit(cache=True)
-def obstacle_collisions(check, p0, p1, radii, points, next_ids, tol, hit):
+def obstacle_collisions(check, p0, p1, radii, points, next_ids, tol, hit, tol_rel=0.0):
     """Swept-disc collisions of the agents ``check`` with every obstacle/boundary segment.
 
     Brute force over segments (maps here have tens to hundreds of segments), with a bounding-box
-    reject.
+    reject. The tolerated overlap is ``tol + tol_rel * radius``.
     """
     m = points.shape[0]
     for r in range(check.shape[0]):
         i = check[r]
-        lim = radii[i] - tol
+        lim = radii[i] - (tol + tol_rel * radii[i])
         hit[r] = False
         if lim <= 0.0 or m == 0:
             continue

@@ -67,6 +67,7 @@ __all__ = [
     "GOAL_BEHAVIOURS",
     "load_yaml",
     "parse_yaml_value",
+    "tolerance_parts",
 ]
 
 POPULATIONS = ("learned", "orca", "non_reactive", "linear")
@@ -377,11 +378,14 @@ class EnvConfig:
                            "and leaves the simulation (CrowdNav); continue: it keeps going and "
                            "is penalised on every colliding step", kind=str,
                            choices=("terminate", "continue"))
-    collision_tolerance: float = _f(0.01, "metres of overlap tolerated before a contact counts "
-                                    "as a collision: pure ORCA leaves overlaps of about a "
-                                    "millimetre in dense crowds (RVO2's Circle), which are not "
-                                    "collisions",
-                                    kind=float, minimum=0.0, maximum=MAX_LENGTH)
+    collision_tolerance: float | dict = _f(
+        0.01, "overlap tolerated before a contact counts as a collision: pure ORCA leaves "
+        "overlaps of about a millimetre in dense crowds (RVO2's Circle), which are not "
+        "collisions. A number is metres (the default 0.01 m, whatever the agents' size). A "
+        "mapping {absolute: a, relative: r} (each default 0) tolerates a + r * the smaller "
+        "radius of the two agents (of the agent's radius against walls), so that the tolerance "
+        "scales with the agents: {relative: 0.01} is 1% of the smaller radius. relative must be "
+        "below 1", kind="tolerance")
     time_limit_rule: str = _f("steps", "steps: the episode is truncated (status 'timed_out') "
                               "after max_steps steps, and a goal or collision on the last step "
                               "still counts. crowdnav: CrowdNav's rule, with its time_limit = "
@@ -489,6 +493,8 @@ def _check_value(key: str, value: Any, meta: dict) -> Any:
         if not isinstance(value, dict):
             raise ValueError(f"config key {key!r} must be a mapping, got {_show(value)}")
         return dict(value)
+    elif kind == "tolerance":
+        return _check_tolerance(key, value)
     elif kind is list:
         if not isinstance(value, (list, tuple)):
             raise ValueError(f"config key {key!r} must be a list, got {_show(value)}")
@@ -510,6 +516,43 @@ def _check_value(key: str, value: Any, meta: dict) -> Any:
         if maximum is not None and not value <= maximum:
             raise ValueError(f"config key {key!r} must be <= {maximum!r}, got {_show(value)}")
     return value
+
+
+#: Keys of the mapping form of ``collision_tolerance``.
+TOLERANCE_KEYS = ("absolute", "relative")
+
+
+def _check_tolerance(key: str, value: Any) -> float | dict:
+    """``collision_tolerance``: metres (a number), or ``{absolute, relative}`` (both filled in)."""
+    meta = {"kind": float, "optional": False, "choices": None, "positive": False,
+            "minimum": 0.0, "maximum": MAX_LENGTH}
+    if not isinstance(value, dict):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise ValueError(f"config key {key!r} must be a number of metres or a mapping "
+                             f"{{absolute: metres, relative: fraction of the smaller radius}}, "
+                             f"got {_show(value)}")
+        return _check_value(key, value, meta)
+    unknown = [k for k in value if k not in TOLERANCE_KEYS]
+    if unknown:
+        raise ValueError(f"unknown config key {key + '.' + str(unknown[0])!r}; valid keys in "
+                         f"{key!r}: {list(TOLERANCE_KEYS)}")
+    if not value:
+        raise ValueError(f"config key {key!r}: the mapping needs absolute, relative or both, "
+                         f"got {{}}")
+    out = {"absolute": _check_value(key + ".absolute", value.get("absolute", 0.0), meta),
+           "relative": _check_value(key + ".relative", value.get("relative", 0.0),
+                                    {**meta, "maximum": 1.0})}
+    if out["relative"] >= 1.0:
+        raise ValueError(f"config key '{key}.relative' must be below 1 (a fraction of the "
+                         f"smaller radius), got {_show(value['relative'])}")
+    return out
+
+
+def tolerance_parts(value: float | dict) -> tuple[float, float]:
+    """``(absolute metres, relative fraction)`` of a validated ``collision_tolerance``."""
+    if isinstance(value, dict):
+        return float(value["absolute"]), float(value["relative"])
+    return float(value), 0.0
 
 
 def parse_section(cls: type, data: Any, path: str = "") -> Any:

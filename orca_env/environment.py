@@ -17,7 +17,7 @@ from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrappe
 
 from .codes import STATE_FEATURES, STATUSES, GoalBehavior, Population, StateField, code_of
 from .collisions import agent_collisions, agent_collisions_crowdnav, obstacle_collisions
-from .config import EnvConfig, GroupConfig, load_config, parse_section
+from .config import EnvConfig, GroupConfig, load_config, parse_section, tolerance_parts
 from .core import Simulator
 from .frames import frame_axes, world_to_frame
 from .guidance import Roadmap
@@ -354,7 +354,9 @@ class OrcaEnv(ParallelEnv):
         self._unsafe = (self._pop == Population.LEARNED) & (self._resp == 0.0)
         self._learned_slots = np.flatnonzero(self._pop == Population.LEARNED)
         tol = self.config.collision_tolerance
-        if tol >= self._radius_min:
+        #: Tolerated overlap: ``_tol_abs`` metres plus ``_tol_rel`` times the smaller radius.
+        self._tol_abs, self._tol_rel = tolerance_parts(tol)
+        if self._tol_abs + self._tol_rel * self._radius_min >= self._radius_min:
             raise ValueError(f"config key 'collision_tolerance' must be below the smallest agent "
                              f"radius ({self._radius_min!r} m), or contacts with walls would "
                              f"never count; got {tol!r}")
@@ -500,11 +502,13 @@ class OrcaEnv(ParallelEnv):
         Raises:
             SpawnError: Naming the scenario, the first offending slot and what to change.
         """
-        tol = self.config.collision_tolerance
+        tol, rel = self._tol_abs, self._tol_rel
         r = self._radius
         nbr, dsq = sim.query_agent_neighbors(min(16, self._n - 1), 2.0 * float(r.max()))
-        gap = np.sqrt(dsq) - r[:, None] - r[np.maximum(nbr, 0)]
-        bad = np.flatnonzero(((nbr >= 0) & (gap < -tol)).any(axis=1))
+        other = r[np.maximum(nbr, 0)]
+        gap = np.sqrt(dsq) - r[:, None] - other
+        pair_tol = tol + rel * np.minimum(r[:, None], other)  # rel 0: exactly tol
+        bad = np.flatnonzero(((nbr >= 0) & (gap < -pair_tol)).any(axis=1))
         if bad.size:
             i = int(bad[0])
             raise SpawnError(f"{self.scenario.name}: agents start overlapping (slot {i} at "
@@ -514,7 +518,8 @@ class OrcaEnv(ParallelEnv):
             walkable = np.ones(self._n, dtype=bool)
             for radius in np.unique(r):
                 sel = r == radius
-                walkable[sel] = sim.is_walkable(starts[sel], clearance=max(radius - tol, 0.0))
+                walkable[sel] = sim.is_walkable(starts[sel],
+                                                clearance=max(radius - (tol + rel * radius), 0.0))
             if not walkable.all():
                 i = int(np.flatnonzero(~walkable)[0])
                 raise SpawnError(f"{self.scenario.name}: slot {i} starts at "
@@ -682,17 +687,17 @@ class OrcaEnv(ParallelEnv):
         vel = sim.velocities
 
         # Collisions along the travelled segments, for the live learned agents.
-        tol = self.config.collision_tolerance
+        tol, rel = self._tol_abs, self._tol_rel
         hit_a = np.zeros(live.size, dtype=bool)
         if self._crowdnav_collisions:
             agent_collisions_crowdnav(live, pos0, pos, vel0, self.time_step, self._radius,
-                                      active0, tol, hit_a)
+                                      active0, tol, hit_a, rel)
         else:
-            agent_collisions(live, pos0, pos, self._radius, active0, tol, hit_a)
+            agent_collisions(live, pos0, pos, self._radius, active0, tol, hit_a, rel)
         hit_o = np.zeros(live.size, dtype=bool)
         if self._has_obstacles:
             obstacle_collisions(live, pos0, pos, self._radius, self._obst_points,
-                                self._obst_next, tol, hit_o)
+                                self._obst_next, tol, hit_o, rel)
         timed_out = self._step_count >= self._last_step
         if timed_out and self._timeout_first:
             # CrowdNav's rule: the time-out decides the last step, whatever else happened.

@@ -67,9 +67,10 @@ def _world_step(b, n, nl_max, stat, params, state, tele, obst_all, obst_off, box
         scratch: (nodes (begin, end, left, right, box) of B * max(2n - 1, 1) rows, new_vel).
         cfg: (time_step, max_nbr_cap, world_frame, tol, terminate, last_step, speed_fraction,
             window, end_episode, kk, mm, range_sq, discomfort_dist, weights, low, high,
-            timeout_first, crowdnav_collisions): ``last_step`` and ``timeout_first`` as
+            timeout_first, crowdnav_collisions, tol_rel): ``last_step`` and ``timeout_first`` as
             ``OrcaEnv._last_step`` and ``_timeout_first`` (config ``time_limit_rule``),
-            ``crowdnav_collisions`` for ``collision_check: crowdnav``.
+            ``crowdnav_collisions`` for ``collision_check: crowdnav``, ``tol`` and ``tol_rel``
+            the absolute and relative parts of ``collision_tolerance``.
         inputs: (act (B*L, 2) float64 clipped, noise_ang, noise_mag ((B*n,) or empty)).
         outs: (obs (B*L, D) float32, reward, term, trunc, status, weighted (B*L, T), sep,
             hit (B*L,) int8 (0 none, 1 agent, 2 obstacle), renew (B*n,) bool, world_done (B,)),
@@ -80,7 +81,7 @@ def _world_step(b, n, nl_max, stat, params, state, tele, obst_all, obst_off, box
      parked_a, stall_a, slot_status_a, step_count, alive) = state
     (time_step, max_nbr_cap, world_frame, tol, terminate, last_step, speed_fraction, window,
      end_episode, kk, mm, range_sq, discomfort_dist, weights, low, high, timeout_first,
-     crowdnav_collisions) = cfg
+     crowdnav_collisions, tol_rel) = cfg
     act_all, ang_all, mag_all = inputs
     obs_o, reward_o, term_o, trunc_o, status_o, weighted_o, sep_o, hit_o, renew_a, world_done = \
         outs
@@ -154,12 +155,13 @@ def _world_step(b, n, nl_max, stat, params, state, tele, obst_all, obst_off, box
     # Swept collisions of the live agents.
     hit_a = np.zeros(nl, dtype=np.bool_)
     if crowdnav_collisions:
-        agent_collisions_crowdnav(live, pos0, pos, vel0, time_step, radius, active0, tol, hit_a)
+        agent_collisions_crowdnav(live, pos0, pos, vel0, time_step, radius, active0, tol, hit_a,
+                                  tol_rel)
     else:
-        agent_collisions(live, pos0, pos, radius, active0, tol, hit_a)
+        agent_collisions(live, pos0, pos, radius, active0, tol, hit_a, tol_rel)
     hit_w = np.zeros(nl, dtype=np.bool_)
     if has_obst:
-        obstacle_collisions(live, pos0, pos, radius, o_points, o_next, tol, hit_w)
+        obstacle_collisions(live, pos0, pos, radius, o_points, o_next, tol, hit_w, tol_rel)
     timed_out = step_count[b] >= last_step
     if timed_out and timeout_first:
         for q in range(nl):
@@ -364,12 +366,13 @@ class OrcaVectorEnv(VectorEnv):
         self._noise = e._noise
         self._any_noise = e._any_noise
         st = cfg.stall
-        self._cfg = (float(e.time_step), 0, bool(e._world_frame), float(cfg.collision_tolerance),
+        self._cfg = (float(e.time_step), 0, bool(e._world_frame), float(e._tol_abs),
                      cfg.on_collision == "terminate", int(e._last_step),
                      float(st.speed_fraction), int(st.window), bool(st.end_episode),
                      int(e.num_obs_agents), int(e.num_obs_obstacles), float(e.obs_range) ** 2,
                      float(cfg.rewards.discomfort_dist), e._weights.copy(), e._obs_low.copy(),
-                     e._obs_high.copy(), bool(e._timeout_first), bool(e._crowdnav_collisions))
+                     e._obs_high.copy(), bool(e._timeout_first), bool(e._crowdnav_collisions),
+                     float(e._tol_rel))
         # State, (B * n, ...) rows.
         z = np.zeros
         self._pos, self._vel, self._pref = z((B * n, 2)), z((B * n, 2)), z((B * n, 2))

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from .episode_log import LOG_FORMAT, EpisodeLog, EpisodeRecorder, load_log, replay, snapshot
 from .metrics import (
+    ALL_METRICS,
     METRICS,
+    OVERLAP_METRICS,
     aggregate,
     format_ci,
     format_table,
@@ -47,7 +49,7 @@ __all__ = [
     "EVAL_SEED_BASE", "EVAL_SEEDS", "DEFAULT_LOADER", "REPORT_FORMAT", "Policy", "OrcaPolicy",
     "RandomPolicy", "eval_seeds", "is_eval_seed", "resolve_policy", "run_episode", "evaluate",
     # metrics
-    "METRICS", "t95", "wilson95", "aggregate", "format_ci", "report_json", "report_hash",
+    "METRICS", "OVERLAP_METRICS", "ALL_METRICS", "t95", "wilson95", "aggregate", "format_ci", "report_json", "report_hash",
     "write_csv", "format_table",
     # plots
     "plot_trajectories", "trajectory_figure",

@@ -16,6 +16,14 @@ Aggregates are means over episodes of the per-episode values with a 95% confiden
 that are undefined in an episode (``time_to_goal`` without a success, ``makespan`` unless every
 learned agent succeeded) are left out of their mean, and ``n`` says how many episodes count.
 
+Overlap depth (:data:`OVERLAP_METRICS`): ``collision_rate`` counts overlaps beyond the config's
+``collision_tolerance`` (swept along each step); ``contact_rate`` counts any overlap at the end
+of a step, and ``max_overlap`` / ``max_overlap_relative`` say how deep the deepest one was, so
+"touched" and "really collided" can both be read. They are reported when the config gives
+``collision_tolerance`` in its size-aware mapping form (``{relative: 0.01}``), or when
+:func:`~orca_env.evaluation.suite.evaluate` is asked for them (``overlap_metrics=True``); the
+reports of other configs keep the keys, and so the bytes, they had before these metrics existed.
+
 The report's JSON (:func:`report_json`) is canonical: sorted keys and shortest round-trip
 floats, so :func:`report_hash` identifies a result bit for bit.
 """
@@ -32,7 +40,7 @@ from collections.abc import Sequence
 
 from ..files import atomic_write_text
 
-__all__ = ["METRICS", "t95", "wilson95", "aggregate", "format_ci", "report_json", "report_hash",
+__all__ = ["METRICS", "OVERLAP_METRICS", "ALL_METRICS", "t95", "wilson95", "aggregate", "format_ci", "report_json", "report_hash",
            "write_csv", "format_table"]
 
 #: Metric name -> (unit, definition). Per-episode values; the aggregate averages them.
@@ -67,6 +75,23 @@ METRICS: dict[str, tuple[str, str]] = {
     "episode_steps": ("steps", "steps until the episode ended"),
 }
 
+#: Overlap depth metrics, reported on request (see the module docstring). Overlaps are read at
+#: the end of each step from the clearance of ``min_separation`` (distance minus radii to the
+#: nearest agent or obstacle within the observation range): overlap = max(0, -clearance).
+OVERLAP_METRICS: dict[str, tuple[str, str]] = {
+    "contact_rate": ("fraction", "learned agents that overlapped another agent or an obstacle "
+                                 "at the end of some step (overlap > 0 m, however small; "
+                                 "collision_rate counts only overlaps beyond the collision "
+                                 "tolerance, swept along the step)"),
+    "max_overlap": ("m", "deepest overlap of a learned agent with another agent or an obstacle "
+                         "at the end of a step, over the episode (0 without contact)"),
+    "max_overlap_relative": ("ratio", "deepest overlap of a learned agent divided by its own "
+                                      "radius, over the episode (0 without contact): 0.01 is "
+                                      "an overlap of 1% of the radius"),
+}
+#: Every metric, in report order: :data:`METRICS` then :data:`OVERLAP_METRICS`.
+ALL_METRICS: dict[str, tuple[str, str]] = {**METRICS, **OVERLAP_METRICS}
+
 _Z95 = 1.959963984540054
 
 # Two-sided 95% Student-t quantiles, df = 1 .. 30.
@@ -100,8 +125,11 @@ def wilson95(successes: float, n: int) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def aggregate(episodes: Sequence[dict]) -> dict:
+def aggregate(episodes: Sequence[dict], metrics: dict | None = None) -> dict:
     """``{metric: {"mean", "ci95_low", "ci95_high", "ci95", "ci_method", "n"}}``.
+
+    ``metrics`` names the metrics to aggregate, ``{name: (unit, definition)}`` (default
+    :data:`METRICS`; :data:`ALL_METRICS` adds the overlap depth).
 
     Over the episodes' defined values: ``mean`` is their mean (``None`` when no episode defines
     the metric) and ``[ci95_low, ci95_high]`` a 95% confidence interval of it, by
@@ -120,7 +148,7 @@ def aggregate(episodes: Sequence[dict]) -> dict:
     Student-t need two values (``None`` otherwise).
     """
     out = {}
-    for key, (unit, _) in METRICS.items():
+    for key, (unit, _) in (METRICS if metrics is None else metrics).items():
         vals = [float(e[key]) for e in episodes if e.get(key) is not None]
         n = len(vals)
         method = "wilson" if unit == "0/1" else "t_clipped" if unit == "fraction" else "t"
@@ -168,9 +196,13 @@ def report_hash(report: dict) -> str:
     return hashlib.sha256(report_json(report).encode("utf-8")).hexdigest()
 
 
-def write_csv(episodes: Sequence[dict], path: str | os.PathLike) -> None:
-    """One row per episode: seed and every metric (empty when undefined); written atomically."""
-    keys = ["seed", *METRICS]
+def write_csv(episodes: Sequence[dict], path: str | os.PathLike,
+              metrics: dict | None = None) -> None:
+    """One row per episode: seed and every metric (empty when undefined); written atomically.
+
+    ``metrics`` as for :func:`aggregate` (default :data:`METRICS`).
+    """
+    keys = ["seed", *(METRICS if metrics is None else metrics)]
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(keys)
@@ -187,7 +219,9 @@ def format_table(report: dict) -> str:
             f"episodes {report['num_episodes']}  seeds {report['seeds'][0]}.."
             f"{report['seeds'][-1]}" if report["seeds"] else "no episodes")
     rows = [("metric", "mean", "95% CI", "n", "unit")]
-    for key, (unit, _) in METRICS.items():
+    for key, (unit, _) in ALL_METRICS.items():
+        if key not in agg:
+            continue  # the overlap depth, when the report does not hold it
         a = agg[key]
         mean = "-" if a["mean"] is None else f"{a['mean']:.4g}"
         rows.append((key, mean, format_ci(a), str(a["n"]), unit))

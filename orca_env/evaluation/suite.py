@@ -68,7 +68,7 @@ from ..baselines import OrcaPolicy, RandomPolicy
 from ..codes import STATUSES, Population, Status
 from ..files import atomic_write_text
 from .episode_log import EpisodeRecorder, check_size, snapshot
-from .metrics import METRICS, aggregate, report_json, write_csv
+from .metrics import ALL_METRICS, METRICS, aggregate, report_json, write_csv
 from .plots import plot_trajectories, require_matplotlib
 
 __all__ = ["EVAL_SEED_BASE", "EVAL_SEEDS", "DEFAULT_LOADER", "REPORT_FORMAT", "Policy",
@@ -186,7 +186,7 @@ def _nan_to_none(x: float) -> float | None:
 
 
 def run_episode(env: Any, policy: Policy, seed: int, *, recorder: EpisodeRecorder | None = None,
-                debug_agent: int | None = None) -> dict:
+                debug_agent: int | None = None, overlap_metrics: bool = False) -> dict:
     """Run one episode from ``env.reset(seed=seed)`` to its end; return its metrics.
 
     Args:
@@ -196,10 +196,12 @@ def run_episode(env: Any, policy: Policy, seed: int, *, recorder: EpisodeRecorde
         recorder: Receives a snapshot of every state (for logs, videos and plots); the
             statuses in it are the env's own (``env.render_data()["statuses"]``).
         debug_agent: Slot whose ORCA lines go into the snapshots.
+        overlap_metrics: Add the overlap depth metrics
+            (:data:`~orca_env.evaluation.metrics.OVERLAP_METRICS`).
 
     Returns:
-        ``{"seed": seed, <metric>: value, ...}`` with the keys of :data:`METRICS`; undefined
-        values are ``None``.
+        ``{"seed": seed, <metric>: value, ...}`` with the keys of :data:`METRICS` (and of
+        ``OVERLAP_METRICS`` with ``overlap_metrics``); undefined values are ``None``.
 
     Raises:
         ValueError: If ``debug_agent`` is not a slot of the env.
@@ -225,6 +227,9 @@ def run_episode(env: Any, policy: Policy, seed: int, *, recorder: EpisodeRecorde
     final = [_ACTIVE] * n_l
     ret = np.zeros(n_l)
     min_sep = math.inf
+    # Deepest overlap (m) of each learned agent at the end of a step (0: never touched).
+    overlap = np.zeros(n_l)
+    touched = np.zeros(n_l, dtype=bool)
     inter_sum, lp3_sum, agent_steps = 0.0, 0, 0
     index = {a: k for k, a in enumerate(env.possible_agents)}
     if recorder is not None:
@@ -252,6 +257,9 @@ def run_episode(env: Any, policy: Policy, seed: int, *, recorder: EpisodeRecorde
             sep = info["nearest_separation"]
             if sep < min_sep:
                 min_sep = sep
+            if sep < 0.0:
+                touched[k] = True
+                overlap[k] = max(overlap[k], -sep)
             inter_sum += info["intervention"]
             lp3_sum += bool(info["used_lp3"])
             agent_steps += 1
@@ -280,6 +288,11 @@ def run_episode(env: Any, policy: Policy, seed: int, *, recorder: EpisodeRecorde
         "episode_return": math.fsum(ret) / n_l,
         "episode_steps": steps,
     }
+    if overlap_metrics:
+        radii = np.asarray(env.radii)[slots]  # this episode's (randomize_attributes)
+        out["contact_rate"] = float(touched.mean())
+        out["max_overlap"] = float(overlap.max())
+        out["max_overlap_relative"] = float((overlap / radii).max())
     return out
 
 
@@ -366,7 +379,7 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
              videos: int = 0, trajectories: int = 0, logs: int = 0,
              debug_agent: int | None = None, video_size: int = 720, video_format: str = "mp4",
              progress: bool | str = False, log_dtype: Any = np.float32,
-             name: str | None = None) -> dict:
+             name: str | None = None, overlap_metrics: bool | None = None) -> dict:
     """Evaluate a policy on a config over the frozen evaluation seeds.
 
     Args:
@@ -393,6 +406,11 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
         log_dtype: Float type of the logs.
         name: The policy's name in the report, videos and plots (default: the spec, or the
             model's file name; see :func:`resolve_policy`).
+        overlap_metrics: Report the overlap depth (``contact_rate``, ``max_overlap``,
+            ``max_overlap_relative``: :data:`~orca_env.evaluation.metrics.OVERLAP_METRICS`).
+            ``None`` (default): when the config gives ``collision_tolerance`` in its size-aware
+            mapping form (``{relative: 0.01}``); reports of the other configs keep the metrics,
+            and the bytes, they had before the overlap metrics existed.
 
     Returns:
         The report: ``format``, ``orca_env_version``, ``policy``, ``config`` (resolved),
@@ -441,6 +459,9 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
         raise ValueError(f"seed {bad[0]} is not an evaluation seed (reserved range "
                          f"{EVAL_SEEDS.start}..{EVAL_SEEDS.stop - 1})")
     pol, resolved_name = resolve_policy(policy, model, env)
+    if overlap_metrics is None:
+        overlap_metrics = isinstance(env.config.collision_tolerance, dict)
+    metrics = ALL_METRICS if overlap_metrics else METRICS
     name = resolved_name if name is None else str(name)
     n_logs = len(seeds) if logs < 0 else logs
     n_rec = max(videos, trajectories, n_logs)
@@ -455,7 +476,8 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
             title = f"policy {name}   scenario {cfg.get('scenario')}   seed {seed}"
             rec = EpisodeRecorder(cfg, seed, name, dtype=log_dtype,
                                   extra={"render_fps": fps, "title": title})
-        row = run_episode(env, pol, seed, recorder=rec, debug_agent=debug_agent)
+        row = run_episode(env, pol, seed, recorder=rec, debug_agent=debug_agent,
+                          overlap_metrics=bool(overlap_metrics))
         rows.append(row)
         if rec is not None:
             log = rec.to_log()
@@ -483,13 +505,13 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
                 "num_agents": int(np.asarray(env.sim.radii).shape[0]) if env.sim else None},
         "seeds": seeds,
         "num_episodes": len(seeds),
-        "metrics": {k: {"unit": u, "definition": d} for k, (u, d) in METRICS.items()},
-        "aggregate": aggregate(rows),
+        "metrics": {k: {"unit": u, "definition": d} for k, (u, d) in metrics.items()},
+        "aggregate": aggregate(rows, metrics),
         "episodes": rows,
     }
     if out_dir is not None:
         atomic_write_text(os.path.join(out_dir, "metrics.json"), report_json(report))
-        write_csv(rows, os.path.join(out_dir, "episodes.csv"))
+        write_csv(rows, os.path.join(out_dir, "episodes.csv"), metrics)
         if plotted:
             plot_trajectories(plotted, os.path.join(out_dir, "trajectories.png"),
                               title=f"policy {name} on {cfg.get('scenario')}")
