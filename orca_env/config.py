@@ -289,14 +289,24 @@ class ObservationConfig:
 
     frame: str = _f("goal", "goal: vectors in the agent's goal-aligned frame (x towards the "
                     "goal or waypoint); world: world frame", kind=str, choices=("goal", "world"))
-    num_agents: int | None = _f(None, "K nearest agents observed; None: scenario default",
+    num_agents: int | None = _f(None, "K nearest agents observed; None: scenario default (6 "
+                                "with layout universal, whatever the scenario)",
                                 kind=int, minimum=0, maximum=MAX_OBSERVED, optional=True)
     num_obstacles: int | None = _f(None, "M nearest obstacle segments observed; None: scenario "
-                                   "default (0 without obstacles)", kind=int, minimum=0,
+                                   "default (0 without obstacles; 4 with layout universal, "
+                                   "whatever the scenario)", kind=int, minimum=0,
                                    maximum=MAX_OBSERVED, optional=True)
     range: float | None = _f(None, "metres; agents and segments farther are not observed; "
-                             "None: scenario default", kind=float, positive=True,
+                             "None: scenario default. With layout universal it is also the "
+                             "unit of every observed length", kind=float, positive=True,
                              maximum=MAX_LENGTH, optional=True)
+    layout: str = _f("metric", "metric: SI units, the scenario's K and M, bounds from the "
+                     "env's largest speed and radius (orca_env.observations); universal: the "
+                     "same indices with lengths in units of the observation range and speeds in "
+                     "units of the agent's max speed, goal distances squashed, fixed K and M "
+                     "defaults and finite bounds that depend on K and M only, so that one "
+                     "policy runs in every scenario", kind=str,
+                     choices=("metric", "universal"))
 
 
 @dataclass
@@ -428,10 +438,10 @@ class EnvConfig:
 
         Keys added after canonical reports (``metrics.json``) existed are left out while they
         hold their default (:data:`_LATER_KEYS`: ``rewards.extra`` while empty, the groups'
-        visibility, padding and ``randomize_attributes``, ``time_limit_rule`` and
-        ``collision_check``), so configs that do not use them serialise as they did before the
-        keys existed and their reports keep their bytes. Loading the dict back gives the same
-        config.
+        visibility, padding and ``randomize_attributes``, ``time_limit_rule``,
+        ``collision_check`` and ``observation.layout``), so configs that do not use them
+        serialise as they did before the keys existed and their reports keep their bytes.
+        Loading the dict back gives the same config.
         """
         out = dataclasses.asdict(self)
         if not out["rewards"]["extra"]:
@@ -439,6 +449,9 @@ class EnvConfig:
         for key, default in _LATER_KEYS["env"].items():
             if out[key] == default:
                 del out[key]
+        for key, default in _LATER_KEYS["observation"].items():
+            if out["observation"][key] == default:
+                del out["observation"][key]
         for group in out["groups"] or ():
             for key, default in _LATER_KEYS["group"].items():
                 if group[key] == default and type(group[key]) is type(default):
@@ -448,6 +461,7 @@ class EnvConfig:
 
 #: Keys that :meth:`EnvConfig.to_dict` leaves out at these (default) values.
 _LATER_KEYS = {"env": {"time_limit_rule": "steps", "collision_check": "swept"},
+               "observation": {"layout": "metric"},
                "group": {"avoids": None, "visible_to": None, "orca_padding": 0.0,
                          "randomize_attributes": False}}
 

@@ -21,7 +21,14 @@ from .config import EnvConfig, GroupConfig, load_config, parse_section, toleranc
 from .core import Simulator
 from .frames import frame_axes, world_to_frame
 from .guidance import Roadmap
-from .observations import build_observations, make_space, nearest_clearances
+from .observations import (
+    UNIVERSAL_DEFAULTS,
+    build_observations,
+    build_observations_universal,
+    make_space,
+    make_universal_space,
+    nearest_clearances,
+)
 from .rewards import TERMS, extra_weights, reward_terms, term_dicts
 from .scenarios import SpawnError, make_scenario
 from .scenarios.base import RANDOM_RADIUS, RANDOM_SPEED
@@ -135,7 +142,11 @@ class OrcaEnv(ParallelEnv):
     ``Box(float32)`` of size ``8 + 6 K + 5 M``, see :mod:`orca_env.observations` for the index
     table (goal or waypoint vector and distance, remaining path length, own velocity, radius and
     max speed, K nearest agents within ``range`` and M nearest obstacle segments). Vectors are in
-    the goal-aligned frame (``observation.frame: goal``) or the world frame. ``state()`` returns a
+    the goal-aligned frame (``observation.frame: goal``) or the world frame. With
+    ``observation.layout: universal`` the same indices are scaled (lengths in units of the
+    observation range, speeds in units of the agent's max speed, goal distances squashed) and
+    the ``Box`` depends on K and M only (default 6 and 4), the same in every scenario, so one
+    policy runs in all of them (:mod:`orca_env.observations`). ``state()`` returns a
     global state for centralised critics: ``(n_slots * 10,)`` float32, per slot px, py, vx, vy,
     gx, gy, radius, max_speed, active, learned.
 
@@ -222,10 +233,13 @@ class OrcaEnv(ParallelEnv):
                                                                       self.time_step)
         self._crowdnav_collisions = cfg.collision_check == "crowdnav"
         ob = cfg.observation
+        #: Whether observations use the universal layout (``observation.layout``).
+        self.universal_layout = ob.layout == "universal"
+        obs_defaults = UNIVERSAL_DEFAULTS if self.universal_layout else sc.OBS_DEFAULTS
         self.num_obs_agents = ob.num_agents if ob.num_agents is not None \
-            else sc.OBS_DEFAULTS["num_agents"]
+            else obs_defaults["num_agents"]
         self.num_obs_obstacles = ob.num_obstacles if ob.num_obstacles is not None \
-            else sc.OBS_DEFAULTS["num_obstacles"]
+            else obs_defaults["num_obstacles"]
         self.obs_range = ob.range if ob.range is not None else sc.OBS_DEFAULTS["range"]
         self._world_frame = ob.frame == "world"
         if cfg.guidance and not sc.HAS_OBSTACLES:
@@ -246,9 +260,14 @@ class OrcaEnv(ParallelEnv):
         self.possible_agents = [f"agent_{k}" for k in range(self._learned_slots.size)]
         v_max = self._speed_max
         r_max = self._radius_max
-        self.observation_spaces = {
-            a: make_space(self.num_obs_agents, self.num_obs_obstacles, self.obs_range, v_max,
-                          r_max, self._extra_obs) for a in self.possible_agents}
+        if self.universal_layout:
+            space = make_universal_space(self.num_obs_agents, self.num_obs_obstacles,
+                                         self._extra_obs)
+            self.observation_spaces = {a: space for a in self.possible_agents}
+        else:
+            self.observation_spaces = {
+                a: make_space(self.num_obs_agents, self.num_obs_obstacles, self.obs_range, v_max,
+                              r_max, self._extra_obs) for a in self.possible_agents}
         self.action_spaces = {a: spaces.Box(-1.0, 1.0, (2,), dtype=np.float32)
                               for a in self.possible_agents}
         n = self._n
@@ -563,11 +582,19 @@ class OrcaEnv(ParallelEnv):
             seg = np.full((k, mm), -1, dtype=np.int64)
             closest = np.zeros((k, mm, 2))
         out = np.empty((k, self._obs_low.shape[0]), dtype=np.float32)
-        build_observations(slots, pos, sim.velocities, self._radius,
-                           self._max_speed, self._targets[slots], self._path_len[slots],
-                           np.ascontiguousarray(nbr[:, :kk]), np.ascontiguousarray(seg),
-                           np.ascontiguousarray(closest), self._obst_dirs, self._world_frame,
-                           self._obs_low, self._obs_high, out)
+        if self.universal_layout:
+            build_observations_universal(
+                slots, pos, sim.velocities, self._radius, self._max_speed, self._targets[slots],
+                self._path_len[slots], np.ascontiguousarray(nbr[:, :kk]),
+                np.ascontiguousarray(seg), np.ascontiguousarray(closest), self._obst_dirs,
+                self._world_frame, float(self.obs_range), float(self.time_step), self._obs_low,
+                self._obs_high, out)
+        else:
+            build_observations(slots, pos, sim.velocities, self._radius,
+                               self._max_speed, self._targets[slots], self._path_len[slots],
+                               np.ascontiguousarray(nbr[:, :kk]), np.ascontiguousarray(seg),
+                               np.ascontiguousarray(closest), self._obst_dirs, self._world_frame,
+                               self._obs_low, self._obs_high, out)
         if self._extra_obs:
             f = self._hook_output("observation_features", slots, len(self._extra_obs))
             b = self._obs_low.shape[0] - len(self._extra_obs)

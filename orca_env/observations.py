@@ -25,6 +25,41 @@ index              meaning                                                     m
 ``V`` is the largest max speed and ``R`` the largest radius among all agents of the env.
 Padding entries are all zero. Values are clipped to the bounds after the cast to float32, so
 every observation lies in its space whatever the round-off.
+
+The universal layout (``observation.layout: universal``)
+--------------------------------------------------------
+The same indices, scaled so that every scenario gives the same ranges and the same ``Box``: one
+policy runs in every scenario (the layout above has scenario-dependent bounds, infinite ones for
+the goal, and K and M from the scenario). Lengths are in units of the observation range ``ρ``
+(``observation.range``, metres), speeds in units of the agent's own max speed ``v``; ``Δt`` is
+the time step. K and M default to :data:`UNIVERSAL_DEFAULTS` (6 agents, 4 segments) whatever the
+scenario, and the bounds depend on K and M only, so a world with every length and speed ten
+times larger observes the same numbers (up to round-off). Distances to the goal are squashed to
+``d / (d + ρ)``: 0 at the goal, 0.5 one range away, towards 1 far away; no information is lost
+and the bound is finite.
+
+=================  ==========================================================  =======  ======
+index              meaning                                                     min      max
+=================  ==========================================================  =======  ======
+0, 1               unit vector to the goal (or waypoint); (0, 0) on it         -1       1
+2                  distance to the goal (or waypoint) d, as d / (d + ρ)        0        1
+3                  remaining distance p (path length with guidance), p/(p+ρ)   0        1
+4, 5               own velocity / v                                            -1       1
+6                  own radius / ρ                                              0        1
+7                  own max speed * Δt / ρ (range fraction per step at v)       0        1
+8 + 6k + (0, 1)    k-th nearest agent: relative position / ρ                   -1       1
+8 + 6k + (2, 3)    k-th nearest agent: relative velocity / v                   -U       U
+8 + 6k + 4         k-th nearest agent: radius / ρ                              0        1
+8 + 6k + 5         k-th nearest agent: present (1) or padding (0)              0        1
+8 + 6K + 5m + 0,1  m-th nearest obstacle segment: closest point, relative / ρ  -1       1
+8 + 6K + 5m + 2,3  m-th nearest obstacle segment: unit direction               -1       1
+8 + 6K + 5m + 4    m-th nearest obstacle segment: present (1) or padding (0)   0        1
+8 + 6K + 5M + j    the scenario's j-th own feature (``EXTRA_OBSERVATIONS``)    low_j    high_j
+=================  ==========================================================  =======  ======
+
+``U`` = :data:`UNIVERSAL_REL_SPEED` = 4: neighbours up to three times as fast as the agent
+(CrowdNav's humans reach 1.5 m/s) stay inside it; faster ones are clipped. The scenario's own
+features keep their own units and bounds.
 """
 
 from __future__ import annotations
@@ -35,14 +70,22 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
-from .frames import frame_axis, to_frame
+from .frames import AT_GOAL_EPS, frame_axis, to_frame
 
 __all__ = ["obs_size", "obs_bounds", "make_space", "build_observations", "OWN", "PER_AGENT",
-           "PER_SEGMENT"]
+           "PER_SEGMENT", "LAYOUTS", "UNIVERSAL_DEFAULTS", "UNIVERSAL_REL_SPEED",
+           "universal_bounds", "make_universal_space", "build_observations_universal"]
 
 OWN = 8
 PER_AGENT = 6
 PER_SEGMENT = 5
+#: Observation layouts (config ``observation.layout``): ``metric`` (SI units, the scenario's K,
+#: M and bounds) or ``universal`` (scaled, fixed K and M, the same bounds everywhere).
+LAYOUTS = ("metric", "universal")
+#: K and M of the universal layout when the config leaves them unset (any scenario).
+UNIVERSAL_DEFAULTS = {"num_agents": 6, "num_obstacles": 4}
+#: Bound of the universal layout's relative velocities, in units of the agent's max speed.
+UNIVERSAL_REL_SPEED = 4.0
 
 
 def obs_size(k: int, m: int, extra: int = 0) -> int:
@@ -93,6 +136,34 @@ def make_space(k: int, m: int, obs_range: float, max_speed: float, max_radius: f
                extra: Sequence[tuple[str, float, float]] = ()) -> spaces.Box:
     """The observation ``Box`` of the layout above."""
     lo, hi = obs_bounds(k, m, obs_range, max_speed, max_radius, extra)
+    return spaces.Box(lo, hi, dtype=np.float32)
+
+
+def universal_bounds(k: int, m: int, extra: Sequence[tuple[str, float, float]] = ()
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """``(low, high)`` float32 bounds of the universal layout (module docstring): K, M only."""
+    n = obs_size(k, m, len(extra))
+    lo = np.zeros(n, dtype=np.float64)
+    hi = np.ones(n, dtype=np.float64)
+    lo[0:2] = -1.0
+    lo[4:6] = -1.0
+    for j in range(k):
+        b = OWN + PER_AGENT * j
+        lo[b:b + 2] = -1.0
+        lo[b + 2:b + 4], hi[b + 2:b + 4] = -UNIVERSAL_REL_SPEED, UNIVERSAL_REL_SPEED
+    for j in range(m):
+        b = OWN + PER_AGENT * k + PER_SEGMENT * j
+        lo[b:b + 4] = -1.0
+    b = obs_size(k, m)
+    for j, (_, low, high) in enumerate(extra):
+        lo[b + j], hi[b + j] = low, high
+    return lo.astype(np.float32), hi.astype(np.float32)
+
+
+def make_universal_space(k: int, m: int, extra: Sequence[tuple[str, float, float]] = ()
+                         ) -> spaces.Box:
+    """The observation ``Box`` of the universal layout: the same for every scenario."""
+    lo, hi = universal_bounds(k, m, extra)
     return spaces.Box(lo, hi, dtype=np.float32)
 
 
@@ -183,6 +254,77 @@ def build_observations(slots, positions, velocities, radii, max_speeds, targets,
             uy = unit_dirs[s, 1]
             out[r, b], out[r, b + 1] = to_frame(cx, cy, ex, ey)
             out[r, b + 2], out[r, b + 3] = to_frame(ux, uy, ex, ey)
+            out[r, b + 4] = 1.0
+        # The scenario's own features (after the layout) are filled and clipped by the env.
+        for c in range(OWN + PER_AGENT * kk + PER_SEGMENT * mm):
+            x = out[r, c]
+            if x < low[c]:
+                out[r, c] = low[c]
+            elif x > high[c]:
+                out[r, c] = high[c]
+
+
+@njit(cache=True)
+def build_observations_universal(slots, positions, velocities, radii, max_speeds, targets,
+                                 path_rem, nbr_ids, seg_ids, seg_closest, unit_dirs, world_frame,
+                                 obs_range, time_step, low, high, out):
+    """Fill ``out`` with the universal layout (module docstring) for the agents ``slots``.
+
+    Arguments as :func:`build_observations`, plus ``obs_range`` (the observation range ρ,
+    metres: the unit of lengths) and ``time_step`` (seconds). Speeds are in units of each
+    observing agent's max speed.
+    """
+    kk = nbr_ids.shape[1]
+    mm = seg_ids.shape[1]
+    inv_r = 1.0 / obs_range
+    for r in range(slots.shape[0]):
+        i = slots[r]
+        px = positions[i, 0]
+        py = positions[i, 1]
+        vx = velocities[i, 0]
+        vy = velocities[i, 1]
+        inv_v = 1.0 / max_speeds[i]
+        gx = targets[r, 0] - px
+        gy = targets[r, 1] - py
+        ex, ey = frame_axis(gx, gy, world_frame)
+        d = np.sqrt(gx * gx + gy * gy)
+        if d > AT_GOAL_EPS:
+            out[r, 0], out[r, 1] = to_frame(gx / d, gy / d, ex, ey)
+        else:
+            out[r, 0] = 0.0
+            out[r, 1] = 0.0
+        out[r, 2] = d / (d + obs_range)
+        p = max(path_rem[r], 0.0)
+        out[r, 3] = p / (p + obs_range)
+        out[r, 4], out[r, 5] = to_frame(vx * inv_v, vy * inv_v, ex, ey)
+        out[r, 6] = radii[i] * inv_r
+        out[r, 7] = max_speeds[i] * time_step * inv_r
+        for k in range(kk):
+            b = OWN + PER_AGENT * k
+            j = nbr_ids[r, k]
+            if j < 0:
+                for c in range(PER_AGENT):
+                    out[r, b + c] = 0.0
+                continue
+            rx = (positions[j, 0] - px) * inv_r
+            ry = (positions[j, 1] - py) * inv_r
+            wx = (velocities[j, 0] - vx) * inv_v
+            wy = (velocities[j, 1] - vy) * inv_v
+            out[r, b], out[r, b + 1] = to_frame(rx, ry, ex, ey)
+            out[r, b + 2], out[r, b + 3] = to_frame(wx, wy, ex, ey)
+            out[r, b + 4] = radii[j] * inv_r
+            out[r, b + 5] = 1.0
+        for m in range(mm):
+            b = OWN + PER_AGENT * kk + PER_SEGMENT * m
+            s = seg_ids[r, m]
+            if s < 0:
+                for c in range(PER_SEGMENT):
+                    out[r, b + c] = 0.0
+                continue
+            cx = (seg_closest[r, m, 0] - px) * inv_r
+            cy = (seg_closest[r, m, 1] - py) * inv_r
+            out[r, b], out[r, b + 1] = to_frame(cx, cy, ex, ey)
+            out[r, b + 2], out[r, b + 3] = to_frame(unit_dirs[s, 0], unit_dirs[s, 1], ex, ey)
             out[r, b + 4] = 1.0
         # The scenario's own features (after the layout) are filled and clipped by the env.
         for c in range(OWN + PER_AGENT * kk + PER_SEGMENT * mm):

@@ -34,7 +34,7 @@ from .core.batch import query_world_neighbors, step_world, world_obstacles
 from .core.kernels import AgentParams
 from .core.obstacles import query_many as query_obstacles
 from .environment import OrcaEnv
-from .observations import build_observations, nearest_clearances
+from .observations import build_observations, build_observations_universal, nearest_clearances
 from .rewards import TERMS, reward_terms
 from .step import clip_actions, goals_and_stalls, outcomes, preferred_velocities
 
@@ -67,10 +67,11 @@ def _world_step(b, n, nl_max, stat, params, state, tele, obst_all, obst_off, box
         scratch: (nodes (begin, end, left, right, box) of B * max(2n - 1, 1) rows, new_vel).
         cfg: (time_step, max_nbr_cap, world_frame, tol, terminate, last_step, speed_fraction,
             window, end_episode, kk, mm, range_sq, discomfort_dist, weights, low, high,
-            timeout_first, crowdnav_collisions, tol_rel): ``last_step`` and ``timeout_first`` as
-            ``OrcaEnv._last_step`` and ``_timeout_first`` (config ``time_limit_rule``),
-            ``crowdnav_collisions`` for ``collision_check: crowdnav``, ``tol`` and ``tol_rel``
-            the absolute and relative parts of ``collision_tolerance``.
+            timeout_first, crowdnav_collisions, tol_rel, universal, obs_range): ``last_step`` and
+            ``timeout_first`` as ``OrcaEnv._last_step`` and ``_timeout_first`` (config
+            ``time_limit_rule``), ``crowdnav_collisions`` for ``collision_check: crowdnav``,
+            ``tol`` and ``tol_rel`` the absolute and relative parts of ``collision_tolerance``,
+            ``universal`` for ``observation.layout: universal`` (``obs_range`` its unit, m).
         inputs: (act (B*L, 2) float64 clipped, noise_ang, noise_mag ((B*n,) or empty)).
         outs: (obs (B*L, D) float32, reward, term, trunc, status, weighted (B*L, T), sep,
             hit (B*L,) int8 (0 none, 1 agent, 2 obstacle), renew (B*n,) bool, world_done (B,)),
@@ -81,7 +82,7 @@ def _world_step(b, n, nl_max, stat, params, state, tele, obst_all, obst_off, box
      parked_a, stall_a, slot_status_a, step_count, alive) = state
     (time_step, max_nbr_cap, world_frame, tol, terminate, last_step, speed_fraction, window,
      end_episode, kk, mm, range_sq, discomfort_dist, weights, low, high, timeout_first,
-     crowdnav_collisions, tol_rel) = cfg
+     crowdnav_collisions, tol_rel, universal, obs_range) = cfg
     act_all, ang_all, mag_all = inputs
     obs_o, reward_o, term_o, trunc_o, status_o, weighted_o, sep_o, hit_o, renew_a, world_done = \
         outs
@@ -216,9 +217,14 @@ def _world_step(b, n, nl_max, stat, params, state, tele, obst_all, obst_off, box
         targets[q, 1] = goals[live[q], 1]
         path_rem[q] = path_len[live[q]]
     obs = np.empty((nl, low.shape[0]), dtype=np.float32)
-    build_observations(live, pos, vel, radius, max_speed, targets, path_rem,
-                       np.ascontiguousarray(nbr[:, :kk]), seg, closest, obst[3], world_frame, low,
-                       high, obs)
+    if universal:
+        build_observations_universal(live, pos, vel, radius, max_speed, targets, path_rem,
+                                     np.ascontiguousarray(nbr[:, :kk]), seg, closest, obst[3],
+                                     world_frame, obs_range, time_step, low, high, obs)
+    else:
+        build_observations(live, pos, vel, radius, max_speed, targets, path_rem,
+                           np.ascontiguousarray(nbr[:, :kk]), seg, closest, obst[3], world_frame,
+                           low, high, obs)
 
     # Rewards and outcomes.
     weighted = np.empty((nl, weights.shape[0]))
@@ -310,10 +316,12 @@ class OrcaVectorEnv(VectorEnv):
 
     Every config key of the single env's step is mirrored, including visibility (``avoids``,
     ``visible_to``), ``orca_padding``, ``randomize_attributes`` (each world's radii and speeds
-    are reloaded at its reset), the ``linear`` population, ``time_limit_rule`` and
-    ``collision_check``. Not supported (a ``ValueError`` says so): ``guidance: true`` (the
-    roadmap is per world Python) and scenarios with their own reward terms or observation
-    features (Python hooks).
+    are reloaded at its reset), the ``linear`` population, ``time_limit_rule``,
+    ``collision_check``, the size-aware ``collision_tolerance`` and ``observation.layout:
+    universal``. Not supported (a ``ValueError`` says so): ``guidance: true`` (the roadmap is
+    per world Python), scenarios with their own reward terms or observation features (Python
+    hooks) and ``mixture`` configs (worlds of different sizes; the SB3 adapter runs them on
+    ``OrcaEnv`` copies).
     Configs with crowd noise draw it from each world's generator in a Python loop over worlds.
     """
 
@@ -372,7 +380,7 @@ class OrcaVectorEnv(VectorEnv):
                      int(e.num_obs_agents), int(e.num_obs_obstacles), float(e.obs_range) ** 2,
                      float(cfg.rewards.discomfort_dist), e._weights.copy(), e._obs_low.copy(),
                      e._obs_high.copy(), bool(e._timeout_first), bool(e._crowdnav_collisions),
-                     float(e._tol_rel))
+                     float(e._tol_rel), bool(e.universal_layout), float(e.obs_range))
         # State, (B * n, ...) rows.
         z = np.zeros
         self._pos, self._vel, self._pref = z((B * n, 2)), z((B * n, 2)), z((B * n, 2))

@@ -197,3 +197,17 @@ def test_linear_randomized_padded_visibility_bit_identical():
     assert env._any_randomized and env._any_padding and (env.sim.avoid_masks[6:] == 0).all()
     resets, finished, truncated = _run_pair("crowdnav_square", 3, 150, seed=5, **kw)
     assert resets >= 3 and finished > 0 and truncated > 0
+
+
+@pytest.mark.parametrize("config, kw", [
+    ("circle_dense", {}),
+    ("random_obstacles", {"guidance": False}),            # segments in the universal layout
+    ("crowdnav_circle_invisible", {"collision_check": "crowdnav"}),
+])
+def test_universal_layout_and_relative_tolerance_bit_identical(config, kw):
+    kw = dict(kw, observation={"layout": "universal", "num_agents": 6, "num_obstacles": 4},
+              collision_tolerance={"absolute": 0.002, "relative": 0.02})
+    env = orca_env.parallel_env(config, **kw)
+    assert env.universal_layout and (env._tol_abs, env._tol_rel) == (0.002, 0.02)
+    resets, finished, _ = _run_pair(config, 2, 150, seed=4, **kw)
+    assert finished > 0
