@@ -66,8 +66,10 @@ def test_stall_detector_on_constructed_deadlock():
 # say so: the doorway without guidance (agents press into the wall beside the door), the small
 # symmetric Circle (a perfectly symmetric jam at the centre: noise-free learned agents) and Blocks
 # without the roadmap (noise-free agents stop dead on the outer block corners, which lie exactly
-# on their straight line to the goal; RVO2 adds noise for this reason).
-MAY_DEADLOCK = {("bottleneck_v0", False), ("circle_v0", False), ("blocks_v0", False)}
+# on their straight line to the goal; RVO2 adds noise for this reason). The two-way doorway is a
+# deadlock case by design (two flows meet in a door one agent wide), with or without guidance.
+MAY_DEADLOCK = {("bottleneck_v0", False), ("circle_v0", False), ("blocks_v0", False),
+                ("doorway_v0", False), ("doorway_v0", True)}
 
 
 @pytest.mark.parametrize("name,guidance", [(n, g) for n in sorted(SCENARIOS)
