@@ -31,8 +31,11 @@ def build(kind, timesteps):
     from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
 
     from orca_env.training import experiment
-    from orca_env.training.config import NORMALIZE_DEFAULTS, load_train_config, \
-        policy_kwargs_from_config
+    from orca_env.training.config import (
+        NORMALIZE_DEFAULTS,
+        load_train_config,
+        policy_kwargs_from_config,
+    )
     from orca_env.wrappers.sb3 import make_vec_env
 
     cfg = load_train_config(None)
