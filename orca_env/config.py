@@ -68,6 +68,8 @@ __all__ = [
     "load_yaml",
     "parse_yaml_value",
     "tolerance_parts",
+    "universal_observation",
+    "UNIVERSAL_DEFAULTS",
 ]
 
 POPULATIONS = ("learned", "orca", "non_reactive", "linear")
@@ -426,6 +428,15 @@ class EnvConfig:
                                  kind=int, minimum=1, maximum=_max_threads, optional=True)
     render_mode: str | None = _f(None, "None, 'human' or 'rgb_array'", kind=str,
                                  choices=("human", "rgb_array"), optional=True)
+    mixture: list | None = _f(None, "scenario mixture (orca_env.mixture): a list of entries "
+                              "{config: name, path or mapping; weight: > 0, default 1; set: "
+                              "{dotted.key: value}; ranges: {dotted.key: [low, high]}}, one "
+                              "drawn by weight at every reset from the env's generator, then a "
+                              "value for each range (integers for integer keys, uniform "
+                              "otherwise). The config's other keys apply to every entry. Every "
+                              "entry needs observation.layout universal (with the same frame, "
+                              "K and M) and the same number of learned agents. None: one "
+                              "config", kind=list, optional=True)
 
     def __post_init__(self) -> None:
         for name, cls in (("observation", ObservationConfig), ("rewards", RewardConfig),
@@ -433,8 +444,17 @@ class EnvConfig:
             if getattr(self, name) is None:
                 setattr(self, name, cls())
 
+    def entries(self) -> list[EnvConfig]:
+        """``[self]``, or the config of each entry of a mixture (its ranges not drawn)."""
+        if self.mixture is None:
+            return [self]
+        return [parse_section(EnvConfig, e["config"]) for e in self.mixture]
+
     def to_dict(self) -> dict:
         """A plain dict (YAML-serialisable) of the config.
+
+        A mixture is ``{"mixture": [...]}`` alone: each entry holds its whole config (the
+        mixture's other keys are merged into the entries when it is loaded).
 
         Keys added after canonical reports (``metrics.json``) existed are left out while they
         hold their default (:data:`_LATER_KEYS`: ``rewards.extra`` while empty, the groups'
@@ -443,6 +463,8 @@ class EnvConfig:
         serialise as they did before the keys existed and their reports keep their bytes.
         Loading the dict back gives the same config.
         """
+        if self.mixture is not None:
+            return {"mixture": copy.deepcopy(self.mixture)}
         out = dataclasses.asdict(self)
         if not out["rewards"]["extra"]:
             del out["rewards"]["extra"]
@@ -460,7 +482,7 @@ class EnvConfig:
 
 
 #: Keys that :meth:`EnvConfig.to_dict` leaves out at these (default) values.
-_LATER_KEYS = {"env": {"time_limit_rule": "steps", "collision_check": "swept"},
+_LATER_KEYS = {"env": {"time_limit_rule": "steps", "collision_check": "swept", "mixture": None},
                "observation": {"layout": "metric"},
                "group": {"avoids": None, "visible_to": None, "orca_padding": 0.0,
                          "randomize_attributes": False}}
@@ -532,6 +554,38 @@ def _check_value(key: str, value: Any, meta: dict) -> Any:
     return value
 
 
+#: K (``num_agents``) and M (``num_obstacles``) of ``observation.layout: universal`` when the
+#: config leaves them unset, whatever the scenario (:mod:`orca_env.observations`).
+UNIVERSAL_DEFAULTS = {"num_agents": 6, "num_obstacles": 4}
+
+
+def universal_observation(config: Any) -> dict | None:
+    """The observation settings a policy trained on ``config`` needs, if its layout is universal.
+
+    Args:
+        config: An env config (YAML path, shipped name, dict or ``EnvConfig``).
+
+    Returns:
+        ``{"layout": "universal", "frame", "num_agents", "num_obstacles"}`` (K and M resolved:
+        the universal defaults when unset) when ``config`` observes with the universal layout,
+        else ``None``. ``range`` is left out: in the universal layout it is the unit of lengths,
+        each scenario's own. Applied to any other config, these settings give it the very
+        observation space of ``config``: evaluation does so for a model trained with them
+        (``orca-env eval CONFIG --policy RUN``).
+    """
+    cfg = config if isinstance(config, EnvConfig) else load_config(config)
+    if cfg.mixture is not None:  # every entry has the same (OrcaEnv checks it)
+        cfg = parse_section(EnvConfig, cfg.mixture[0]["config"])
+    ob = cfg.observation
+    if ob.layout != "universal":
+        return None
+    return {"layout": "universal", "frame": ob.frame,
+            "num_agents": UNIVERSAL_DEFAULTS["num_agents"] if ob.num_agents is None
+            else ob.num_agents,
+            "num_obstacles": UNIVERSAL_DEFAULTS["num_obstacles"] if ob.num_obstacles is None
+            else ob.num_obstacles}
+
+
 #: Keys of the mapping form of ``collision_tolerance``.
 TOLERANCE_KEYS = ("absolute", "relative")
 
@@ -586,7 +640,8 @@ def parse_section(cls: type, data: Any, path: str = "") -> Any:
     if data is None:
         return cls()
     if isinstance(data, cls):
-        data = dataclasses.asdict(data)
+        data = data.to_dict() if cls is EnvConfig and data.mixture is not None \
+            else dataclasses.asdict(data)
     if not isinstance(data, dict):
         raise ValueError(f"config section {path.rstrip('.') or '<root>'!r} must be a mapping, "
                          f"got {_show(data)}")
@@ -595,6 +650,12 @@ def parse_section(cls: type, data: Any, path: str = "") -> Any:
     if unknown:
         raise ValueError(f"unknown config key {path + str(unknown[0])!r}; valid keys"
                          f"{' in ' + repr(path.rstrip('.')) if path else ''}: {sorted(fields)}")
+    if cls is EnvConfig and data.get("mixture") is not None:
+        from .mixture import parse_mixture  # noqa: PLC0415  (it builds on this module)
+
+        common = {k: v for k, v in data.items() if k != "mixture"}
+        parse_section(EnvConfig, common, path)  # the shared keys, named as top-level keys
+        return cls(mixture=parse_mixture(data["mixture"], common, path + "mixture"))
     kwargs = {}
     for name, value in data.items():
         meta = fields[name].metadata
@@ -641,7 +702,7 @@ def load_config(config: str | os.PathLike | dict | EnvConfig | None = None,
     if config is None:
         data: dict = {}
     elif isinstance(config, EnvConfig):
-        data = dataclasses.asdict(config)
+        data = config.to_dict() if config.mixture is not None else dataclasses.asdict(config)
     elif isinstance(config, dict):
         data = copy.deepcopy(config)
     elif isinstance(config, (str, os.PathLike)):

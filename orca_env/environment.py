@@ -21,6 +21,7 @@ from .config import EnvConfig, GroupConfig, load_config, parse_section, toleranc
 from .core import Simulator
 from .frames import frame_axes, world_to_frame
 from .guidance import Roadmap
+from .mixture import Mixture
 from .observations import (
     UNIVERSAL_DEFAULTS,
     build_observations,
@@ -212,11 +213,56 @@ class OrcaEnv(ParallelEnv):
     def __init__(self, config: Any = None, *, infos: str = "full", **kwargs: Any) -> None:
         if infos not in INFO_LEVELS:
             raise ValueError(f"infos must be one of {list(INFO_LEVELS)}, got {infos!r}")
+        #: The config as given (a mixture config holds only ``mixture``; see ``episode_config``).
         self.config: EnvConfig = load_config(config, **kwargs)
+        #: ``"full"`` or ``"compact"``: see the Infos section of the class docstring.
+        self.infos = infos
+        self._full_infos = infos == "full"
+        self._mixture: Mixture | None = None
+        #: Index of this episode's mixture entry and its drawn ``{key: value}`` (mixtures only).
+        self.mixture_entry: int | None = None
+        self.mixture_values: dict = {}
         cfg = self.config
+        if cfg.mixture is not None:
+            # Every entry at both ends of its ranges: one agent list, one observation space.
+            self._mixture = Mixture(cfg.mixture)
+            cfg = self._mixture.check(OrcaEnv, infos)[0].config
+        self._configure(cfg)
+        self.render_mode = cfg.render_mode
+
+        self.possible_agents = [f"agent_{k}" for k in range(self._learned_slots.size)]
+        v_max = self._speed_max
+        r_max = self._radius_max
+        if self.universal_layout:
+            space = make_universal_space(self.num_obs_agents, self.num_obs_obstacles,
+                                         self._extra_obs)
+            self.observation_spaces = {a: space for a in self.possible_agents}
+        else:
+            self.observation_spaces = {
+                a: make_space(self.num_obs_agents, self.num_obs_obstacles, self.obs_range, v_max,
+                              r_max, self._extra_obs) for a in self.possible_agents}
+        self.action_spaces = {a: spaces.Box(-1.0, 1.0, (2,), dtype=np.float32)
+                              for a in self.possible_agents}
+        self._obs_low = self.observation_spaces[self.possible_agents[0]].low
+        self._obs_high = self.observation_spaces[self.possible_agents[0]].high
+        self.agents: list[str] = []
+        self.np_random: np.random.Generator | None = None
+        self.np_random_seed: int | None = None
+        #: Episodes since ``np_random`` was last seeded (0 after ``reset(seed=s)``): with
+        #: ``np_random_seed`` it identifies the episode's random stream (scripted policies key
+        #: their own noise on it).
+        self.seed_episode = 0
+        self.sim: Simulator | None = None
+        self._renderer = None
+        #: Slot whose ORCA half-planes the renderer draws in an inset (None: no inset).
+        self.debug_agent: int | None = None
+
+    # -- construction ----------------------------------------------------------------------
+    def _configure(self, cfg: EnvConfig) -> None:
+        """Set up the scenario, slots and settings of one config (a mixture: at each reset)."""
+        self._cfg = cfg
         self.scenario = make_scenario(cfg.scenario, **cfg.scenario_kwargs)
         sc = self.scenario
-        self.render_mode = cfg.render_mode
         groups = cfg.groups
         if groups is None:
             groups = [parse_section(GroupConfig, g, f"{sc.name}.groups[{i}].")
@@ -253,40 +299,17 @@ class OrcaEnv(ParallelEnv):
         #: Names of the reward terms, built-in then the scenario's, as in ``reward_terms``.
         self.reward_term_names = TERMS + self._extra_terms
         self._extra_obs = tuple(sc.EXTRA_OBSERVATIONS)
-        #: ``"full"`` or ``"compact"``: see the Infos section of the class docstring.
-        self.infos = infos
-        self._full_infos = infos == "full"
+        self.state_space = spaces.Box(-np.inf, np.inf, (self._n * STATE_FEATURES,),
+                                      dtype=np.float32)
 
-        self.possible_agents = [f"agent_{k}" for k in range(self._learned_slots.size)]
-        v_max = self._speed_max
-        r_max = self._radius_max
-        if self.universal_layout:
-            space = make_universal_space(self.num_obs_agents, self.num_obs_obstacles,
-                                         self._extra_obs)
-            self.observation_spaces = {a: space for a in self.possible_agents}
-        else:
-            self.observation_spaces = {
-                a: make_space(self.num_obs_agents, self.num_obs_obstacles, self.obs_range, v_max,
-                              r_max, self._extra_obs) for a in self.possible_agents}
-        self.action_spaces = {a: spaces.Box(-1.0, 1.0, (2,), dtype=np.float32)
-                              for a in self.possible_agents}
-        n = self._n
-        self.state_space = spaces.Box(-np.inf, np.inf, (n * STATE_FEATURES,), dtype=np.float32)
-        self._obs_low = self.observation_spaces[self.possible_agents[0]].low
-        self._obs_high = self.observation_spaces[self.possible_agents[0]].high
-        self.agents: list[str] = []
-        self.np_random: np.random.Generator | None = None
-        self.np_random_seed: int | None = None
-        #: Episodes since ``np_random`` was last seeded (0 after ``reset(seed=s)``): with
-        #: ``np_random_seed`` it identifies the episode's random stream (scripted policies key
-        #: their own noise on it).
-        self.seed_episode = 0
-        self.sim: Simulator | None = None
-        self._renderer = None
-        #: Slot whose ORCA half-planes the renderer draws in an inset (None: no inset).
-        self.debug_agent: int | None = None
+    @property
+    def episode_config(self) -> EnvConfig:
+        """The config of the current episode: ``config``, or the mixture entry drawn at reset.
 
-    # -- construction ----------------------------------------------------------------------
+        Before the first reset of a mixture it is entry 0 at the low end of its ranges.
+        """
+        return self._cfg
+
     def _setup_slots(self, groups: list[GroupConfig]) -> None:
         sc = self.scenario
         if not groups:
@@ -372,7 +395,7 @@ class OrcaEnv(ParallelEnv):
         self._resp = np.array(resp, dtype=np.float64)
         self._unsafe = (self._pop == Population.LEARNED) & (self._resp == 0.0)
         self._learned_slots = np.flatnonzero(self._pop == Population.LEARNED)
-        tol = self.config.collision_tolerance
+        tol = self._cfg.collision_tolerance
         #: Tolerated overlap: ``_tol_abs`` metres plus ``_tol_rel`` times the smaller radius.
         self._tol_abs, self._tol_rel = tolerance_parts(tol)
         if self._tol_abs + self._tol_rel * self._radius_min >= self._radius_min:
@@ -415,6 +438,15 @@ class OrcaEnv(ParallelEnv):
             self.seed_episode += 1
         if self._renderer is not None:
             self._renderer.new_episode()
+        if self._mixture is not None:
+            # The episode's entry and its ranges, first from the seeded generator.
+            k, cfg, values = self._mixture.draw(self.np_random)
+            self._configure(cfg)
+            if self._learned_slots.size != len(self.possible_agents):
+                raise RuntimeError(f"mixture entry {k} with {values} has "
+                                   f"{self._learned_slots.size} learned agents, not "
+                                   f"{len(self.possible_agents)}")
+            self.mixture_entry, self.mixture_values = k, values
         rng = self.np_random
         sc = self.scenario
         sc.start_episode(int(self.np_random_seed), int(self.seed_episode))
@@ -423,7 +455,7 @@ class OrcaEnv(ParallelEnv):
         sim = Simulator(self.time_step, neighbor_dist=ad["neighbor_dist"],
                         max_neighbors=ad["max_neighbors"], time_horizon=ad["time_horizon"],
                         time_horizon_obst=ad["time_horizon_obst"], radius=ad["radius"],
-                        max_speed=ad["max_speed"], num_threads=self.config.num_threads or 1)
+                        max_speed=ad["max_speed"], num_threads=self._cfg.num_threads or 1)
         for poly in world.obstacles:
             sim.add_obstacle(np.asarray(poly, dtype=np.float64))
         if world.boundary is not None:
@@ -445,7 +477,7 @@ class OrcaEnv(ParallelEnv):
         self._obst_dirs = np.ascontiguousarray(sim.obstacle_unit_dirs, dtype=np.float64)
         self._has_obstacles = self._obst_points.shape[0] > 0
         self._roadmap = None
-        if self.config.guidance:
+        if self._cfg.guidance:
             self._roadmap = Roadmap(sim, float(self._radius.max()),
                                     points=world.roadmap_points)
             self._goal_costs = self._roadmap.goal_costs(self._goals, self._radius)
@@ -733,7 +765,7 @@ class OrcaEnv(ParallelEnv):
         collided = hit_a | hit_o
 
         # Goals, guidance and stall detection for every slot.
-        st = self.config.stall
+        st = self._cfg.stall
         at_goal = np.empty(n, dtype=bool)
         moving = np.empty(n, dtype=bool)
         stalled = np.empty(n, dtype=bool)
@@ -749,7 +781,7 @@ class OrcaEnv(ParallelEnv):
         # Outcomes: with on_collision 'terminate' a collision ends the agent's episode as a
         # failure, even on the step it reaches its goal (CrowdNav's precedence); with 'continue'
         # the collision is penalised and reported, and reaching the goal still succeeds.
-        crash = collided & (self.config.on_collision == "terminate")
+        crash = collided & (self._cfg.on_collision == "terminate")
         reached = at_goal[live] & ~crash
         if timed_out and self._timeout_first:
             reached[:] = False
@@ -761,7 +793,7 @@ class OrcaEnv(ParallelEnv):
         reward = np.empty(live.size)
         reward_terms(live, self._d_prev, self._path_len, self._d0, reached, collided, stalled,
                      tele_inter, self._max_speed, self.time_step, sep_a,
-                     self.config.rewards.discomfort_dist, self._weights, weighted, reward)
+                     self._cfg.rewards.discomfort_dist, self._weights, weighted, reward)
         if self._extra_terms:
             extra = self._hook_output("reward_terms", live, len(self._extra_terms))
             extra = extra * self._extra_weights + 0.0  # + 0.0 turns -0.0 into 0.0

@@ -70,6 +70,7 @@ import numpy as np
 from gymnasium import spaces
 from numba import njit
 
+from .config import UNIVERSAL_DEFAULTS
 from .frames import AT_GOAL_EPS, frame_axis, to_frame
 
 __all__ = ["obs_size", "obs_bounds", "make_space", "build_observations", "OWN", "PER_AGENT",
@@ -82,8 +83,6 @@ PER_SEGMENT = 5
 #: Observation layouts (config ``observation.layout``): ``metric`` (SI units, the scenario's K,
 #: M and bounds) or ``universal`` (scaled, fixed K and M, the same bounds everywhere).
 LAYOUTS = ("metric", "universal")
-#: K and M of the universal layout when the config leaves them unset (any scenario).
-UNIVERSAL_DEFAULTS = {"num_agents": 6, "num_obstacles": 4}
 #: Bound of the universal layout's relative velocities, in units of the agent's max speed.
 UNIVERSAL_REL_SPEED = 4.0
 

@@ -335,9 +335,13 @@ class OrcaVectorEnv(VectorEnv):
         if not isinstance(infos, bool):
             raise ValueError(f"infos must be True or False, got {infos!r}")
         self._seeds = self._world_seeds(seed, int(num_worlds))
-        self._envs = [OrcaEnv(config, infos="compact", **config_kwargs)
-                      for _ in range(int(num_worlds))]
-        e = self._envs[0]
+        e = OrcaEnv(config, infos="compact", **config_kwargs)
+        if e.config.mixture is not None:
+            raise ValueError("config key 'mixture': OrcaVectorEnv steps worlds of one size and "
+                             "layout, so it does not run mixtures; use OrcaEnv copies (the SB3 "
+                             "adapter's backend 'copies', which make_vec_env picks for them)")
+        self._envs = [e] + [OrcaEnv(config, infos="compact", **config_kwargs)
+                            for _ in range(int(num_worlds) - 1)]
         cfg = e.config
         if cfg.guidance:
             raise ValueError("config key 'guidance': OrcaVectorEnv does not support guidance "

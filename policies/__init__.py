@@ -15,7 +15,10 @@ action dict ``{agent: (2,) action}`` for exactly the live agents ``env.agents``,
 
 ``make_policy(name_or_path)`` builds one from a name (``orca``, ``random``, ``shipped``) or a
 path; ``load_policy(model_path, env)`` is the default loader of :mod:`orca_env.evaluation`
-(``--policy run/model.zip`` uses it). The shipped models live in ``trained/`` (package data).
+(``--policy run/model.zip`` uses it). ``load_policy.observation_settings(model_path)``
+(:func:`observation_settings`) gives the observation settings of a model trained with the
+universal layout, which evaluation applies to the env so that the model runs on any config.
+The shipped models live in ``trained/`` (package data).
 
 The sources sit in the repository's top-level ``policies/`` folder, installed as
 ``orca_env.policies`` (see ``package-dir`` in ``pyproject.toml``).
@@ -26,7 +29,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["make_policy", "load_policy", "TRAINED_DIR", "SHIPPED_MODEL"]
+__all__ = ["make_policy", "load_policy", "observation_settings", "TRAINED_DIR", "SHIPPED_MODEL"]
 
 #: Folder of the shipped trained policies (``train.py --ship`` writes ``<name>/`` here).
 TRAINED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "trained")
@@ -78,3 +81,46 @@ def load_policy(model_path: str, env: Any = None):
     from .sb3 import load  # noqa: PLC0415
 
     return load(model_path, env=env)
+
+
+def observation_settings(model_path: str | os.PathLike) -> dict | None:
+    """The observation settings a model needs from any env, if it was trained with them.
+
+    For a model trained with ``observation.layout: universal`` (directly or in every entry of a
+    ``mixture``) this is ``{"layout": "universal", "frame", "num_agents", "num_obstacles"}``
+    (:func:`orca_env.config.universal_observation`): applied to any env config, they give it the
+    model's observation space, so :func:`orca_env.evaluation.evaluate` applies them before it
+    builds the env (``orca-env eval CONFIG --policy RUN`` runs such a model on every config).
+    ``None`` for any other model (it runs on the configs whose observations match its own).
+
+    Args:
+        model_path: Run folder, ``model.zip``, checkpoint, or RLlib run folder.
+
+    Raises:
+        FileNotFoundError: If there is no model at ``model_path``.
+        ValueError: If the run's ``config.yaml`` is not a mapping or its env config is invalid.
+    """
+    from orca_env.config import load_yaml, universal_observation  # noqa: PLC0415
+    from orca_env.training.run_folder import CONFIG_FILE, resolve_model  # noqa: PLC0415
+
+    from .rllib import is_rllib_run  # noqa: PLC0415
+
+    path = os.fspath(model_path)
+    if is_rllib_run(path):
+        run_dir = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+        cfg_path = os.path.join(run_dir, CONFIG_FILE)
+        cfg_path = cfg_path if os.path.isfile(cfg_path) else None
+    else:
+        cfg_path = resolve_model(path)[1]
+    if cfg_path is None:
+        return None  # the loader itself says that config.yaml is missing
+    config = load_yaml(cfg_path) or {}
+    if not isinstance(config, dict):
+        raise ValueError(f"{cfg_path}: a training config must be a mapping")
+    env = config.get("env")
+    if not isinstance(env, dict):
+        return None
+    return universal_observation(env)
+
+
+load_policy.observation_settings = observation_settings

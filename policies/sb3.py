@@ -63,6 +63,9 @@ def check_env(model: Any, config: dict, env: Any, model_path: str) -> None:
     Warns:
         UserWarning: If the env's ``observation`` or ``groups`` config differs from the one the
             model was trained with (the observation layout or the agents' dynamics changed).
+            A model trained with ``observation.layout: universal`` is made to run on any
+            config: then only its layout settings (:func:`orca_env.config.universal_observation`)
+            are compared.
     """
     want = tuple(model.observation_space.shape)
     for agent in env.possible_agents:
@@ -74,13 +77,23 @@ def check_env(model: Any, config: dict, env: Any, model_path: str) -> None:
     saved = config.get("env")
     if not isinstance(saved, dict):
         return
-    from orca_env.config import load_config  # noqa: PLC0415
+    from orca_env.config import load_config, universal_observation  # noqa: PLC0415
 
     try:
-        trained = load_config(saved).to_dict()
+        trained_cfg = load_config(saved)
+        trained = trained_cfg.to_dict()
     except ValueError as exc:
         warnings.warn(f"model {model_path!r}: its saved env config is not valid any more "
                       f"({exc}); cannot compare it with the env's", UserWarning, stacklevel=3)
+        return
+    universal = universal_observation(trained_cfg)
+    if universal is not None:
+        # Made to run on every config: only the settings that define the layout must agree.
+        here = universal_observation(env.config)
+        if here != universal:
+            warnings.warn(f"model {model_path!r} was trained with the universal observation "
+                          f"layout {universal!r}, but the env observes with {here!r}",
+                          UserWarning, stacklevel=3)
         return
     current = env.config.to_dict()
     for key in ("observation", "groups"):

@@ -49,8 +49,8 @@ __all__ = [
     "EVAL_SEED_BASE", "EVAL_SEEDS", "DEFAULT_LOADER", "REPORT_FORMAT", "Policy", "OrcaPolicy",
     "RandomPolicy", "eval_seeds", "is_eval_seed", "resolve_policy", "run_episode", "evaluate",
     # metrics
-    "METRICS", "OVERLAP_METRICS", "ALL_METRICS", "t95", "wilson95", "aggregate", "format_ci", "report_json", "report_hash",
-    "write_csv", "format_table",
+    "METRICS", "OVERLAP_METRICS", "ALL_METRICS", "t95", "wilson95", "aggregate", "format_ci",
+    "report_json", "report_hash", "write_csv", "format_table",
     # plots
     "plot_trajectories", "trajectory_figure",
     # episode logs

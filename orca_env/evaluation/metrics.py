@@ -40,8 +40,8 @@ from collections.abc import Sequence
 
 from ..files import atomic_write_text
 
-__all__ = ["METRICS", "OVERLAP_METRICS", "ALL_METRICS", "t95", "wilson95", "aggregate", "format_ci", "report_json", "report_hash",
-           "write_csv", "format_table"]
+__all__ = ["METRICS", "OVERLAP_METRICS", "ALL_METRICS", "t95", "wilson95", "aggregate",
+           "format_ci", "report_json", "report_hash", "write_csv", "format_table"]
 
 #: Metric name -> (unit, definition). Per-episode values; the aggregate averages them.
 METRICS: dict[str, tuple[str, str]] = {
@@ -215,7 +215,8 @@ def write_csv(episodes: Sequence[dict], path: str | os.PathLike,
 def format_table(report: dict) -> str:
     """A plain-text table of the aggregate metrics (the CI column as :func:`format_ci`)."""
     agg = report["aggregate"]
-    head = (f"policy {report['policy']}  scenario {report['config']['scenario']}  "
+    scenario = report["config"].get("scenario", "mixture")  # a mixture holds only its entries
+    head = (f"policy {report['policy']}  scenario {scenario}  "
             f"episodes {report['num_episodes']}  seeds {report['seeds'][0]}.."
             f"{report['seeds'][-1]}" if report["seeds"] else "no episodes")
     rows = [("metric", "mean", "95% CI", "n", "unit")]

@@ -73,7 +73,7 @@ from .plots import plot_trajectories, require_matplotlib
 
 __all__ = ["EVAL_SEED_BASE", "EVAL_SEEDS", "DEFAULT_LOADER", "REPORT_FORMAT", "Policy",
            "OrcaPolicy", "RandomPolicy", "eval_seeds", "is_eval_seed", "resolve_policy",
-           "run_episode", "evaluate", "prepare_out_dir", "check_extras"]
+           "run_episode", "evaluate", "prepare_out_dir", "check_extras", "policy_observation"]
 
 #: First evaluation seed; episode k uses EVAL_SEED_BASE + k.
 EVAL_SEED_BASE = 10_000
@@ -178,6 +178,44 @@ def resolve_policy(spec: Any, model: str | os.PathLike | None = None,
         raise ValueError(f"policy {spec!r} is not callable: expected "
                          f"policy(observations, env) -> actions")
     return policy, str(name)
+
+
+def policy_observation(spec: Any, model: str | os.PathLike | None = None) -> dict | None:
+    """Observation settings a policy needs from every env, before the env is built.
+
+    A loader may define ``observation_settings(model_path) -> dict | None``: the observation
+    config keys the model was trained with, when they must be applied to any env it acts in
+    (the default loader's :func:`orca_env.policies.observation_settings` returns them for models
+    trained with ``observation.layout: universal``). :func:`evaluate` merges them into the env's
+    ``observation`` section (explicit ``overrides`` still win), so such a model runs on every
+    config.
+
+    Args:
+        spec: As for :func:`resolve_policy`.
+        model: As for :func:`resolve_policy`.
+
+    Returns:
+        The settings, or ``None`` (built-in policies, plain callables, loaders without the hook,
+        models trained with other observation settings).
+    """
+    if (spec in ("orca", "random") and model is None) or not isinstance(spec, str) \
+            and model is None:
+        return None
+    if isinstance(spec, str) and model is None:
+        if not (os.path.isfile(spec) or os.path.isdir(spec)):
+            return None  # a dotted path to a policy: it has no model
+        spec, model = DEFAULT_LOADER, spec
+    if not os.path.exists(model):
+        return None  # resolve_policy reports the missing model
+    loader = _import_object(spec) if isinstance(spec, str) else spec
+    hook = getattr(loader, "observation_settings", None)
+    if not callable(hook):
+        return None
+    settings = hook(os.fspath(model))
+    if settings is not None and not isinstance(settings, dict):
+        raise ValueError(f"loader {spec!r}: observation_settings must return a mapping of "
+                         f"observation config keys or None, got {type(settings).__name__}")
+    return settings
 
 
 # -- one episode -------------------------------------------------------------------------------
@@ -384,7 +422,9 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
 
     Args:
         config: A YAML path, dict or ``EnvConfig`` (as ``OrcaEnv`` takes it).
-        policy: See :func:`resolve_policy`.
+        policy: See :func:`resolve_policy`. A model trained with ``observation.layout:
+            universal`` has its observation settings applied to the env first
+            (:func:`policy_observation`), so it runs on any config.
         episodes: Number of episodes (seeds ``eval_seeds(episodes)``) when ``seeds`` is None.
         seeds: Explicit seeds (must all be evaluation seeds).
         model: A saved model, for a loader ``policy``.
@@ -408,9 +448,10 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
             model's file name; see :func:`resolve_policy`).
         overlap_metrics: Report the overlap depth (``contact_rate``, ``max_overlap``,
             ``max_overlap_relative``: :data:`~orca_env.evaluation.metrics.OVERLAP_METRICS`).
-            ``None`` (default): when the config gives ``collision_tolerance`` in its size-aware
-            mapping form (``{relative: 0.01}``); reports of the other configs keep the metrics,
-            and the bytes, they had before the overlap metrics existed.
+            ``None`` (default): when the config (or an entry of a mixture) gives
+            ``collision_tolerance`` in its size-aware mapping form (``{relative: 0.01}``);
+            reports of the other configs keep the metrics, and the bytes, they had before the
+            overlap metrics existed.
 
     Returns:
         The report: ``format``, ``orca_env_version``, ``policy``, ``config`` (resolved),
@@ -450,6 +491,11 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
     check_extras(videos=bool(videos), plots=bool(trajectories))
     kwargs = dict(overrides or {})
     kwargs["render_mode"] = None
+    # A model trained with the universal observation layout brings its settings to any config.
+    trained_obs = policy_observation(policy, model)
+    if trained_obs:
+        given = kwargs.get("observation")
+        kwargs["observation"] = {**trained_obs, **(given if isinstance(given, dict) else {})}
     env = OrcaEnv(config, **kwargs)
     if seeds is None:
         seeds = eval_seeds(int(episodes))
@@ -460,7 +506,8 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
                          f"{EVAL_SEEDS.start}..{EVAL_SEEDS.stop - 1})")
     pol, resolved_name = resolve_policy(policy, model, env)
     if overlap_metrics is None:
-        overlap_metrics = isinstance(env.config.collision_tolerance, dict)
+        overlap_metrics = any(isinstance(c.collision_tolerance, dict)
+                              for c in env.config.entries())
     metrics = ALL_METRICS if overlap_metrics else METRICS
     name = resolved_name if name is None else str(name)
     n_logs = len(seeds) if logs < 0 else logs

@@ -22,10 +22,17 @@ __all__ = ["without_safety_layer", "format_comparison", "compare"]
 
 
 def without_safety_layer(env_cfg: dict) -> dict:
-    """The env config with ``safety_layer: false`` for every learned group."""
+    """The env config with ``safety_layer: false`` for every learned group (of every entry)."""
     from orca_env import OrcaEnv  # noqa: PLC0415
 
     out = copy.deepcopy(env_cfg)
+    if out.get("mixture") is not None:  # each entry's own groups
+        from orca_env.config import load_config  # noqa: PLC0415
+
+        resolved = load_config(out).to_dict()
+        for entry in resolved["mixture"]:
+            entry["config"] = without_safety_layer(entry["config"])
+        return resolved
     groups = out.get("groups")
     if groups is None:  # the scenario's default groups
         groups = [dict(g) for g in OrcaEnv(out).scenario.DEFAULT_GROUPS]
@@ -114,7 +121,8 @@ def compare(cfg: dict, run_dir: str, video: bool = True,
         if logs:
             _video_from_log(os.path.join(out_dir, sub), seeds[0])
     header = (f"Held-out evaluation seeds {seeds[0]}..{seeds[-1]} ({len(seeds)} episodes), "
-              f"scenario {reports['pure ORCA']['config']['scenario']}; mean and 95% CI "
+              f"scenario {reports['pure ORCA']['config'].get('scenario', 'mixture')}; "
+              f"mean and 95% CI "
               f"([low, high] for rates: Wilson for all_success, Student-t clipped to [0, 1] "
               f"for fractions; +- Student-t half-width otherwise):")
     table = format_comparison(reports)

@@ -8,9 +8,10 @@ Backends
 --------
 By default the worlds are one :class:`~orca_env.vector.OrcaVectorEnv`: every step of every world
 is one numba call, arrays in and out. Configs it does not support (``guidance: true``,
-scenarios with Python reward or observation hooks) and ``render_mode`` run on ``n_envs``
-:class:`~orca_env.environment.OrcaEnv` copies stepped one after another (``backend="copies"``),
-with the same semantics and, world by world, the same numbers (``tests/wrappers``).
+scenarios with Python reward or observation hooks, ``mixture``) and ``render_mode`` run on
+``n_envs`` :class:`~orca_env.environment.OrcaEnv` copies stepped one after another
+(``backend="copies"``), with the same semantics and, world by world, the same numbers
+(``tests/wrappers``).
 
 Finished agents: one episode per agent, masked until their world resets
 -----------------------------------------------------------------------
@@ -463,7 +464,8 @@ def attach_masks(model: Any, base: SB3VecEnv) -> None:
 def _vector_supported(env: Any) -> bool:
     """Whether :class:`~orca_env.vector.OrcaVectorEnv` runs this env's config."""
     sc = env.scenario
-    return not env.config.guidance and not sc.EXTRA_REWARDS and not sc.EXTRA_OBSERVATIONS
+    return (not env.config.guidance and not sc.EXTRA_REWARDS and not sc.EXTRA_OBSERVATIONS
+            and env.config.mixture is None)
 
 
 def make_vec_env(config: Any = None, n_envs: int = 1, render_mode: str | None = None,
@@ -476,7 +478,8 @@ def make_vec_env(config: Any = None, n_envs: int = 1, render_mode: str | None = 
         render_mode: ``None`` or ``"rgb_array"`` (for ``VecVideoRecorder``; ``copies`` backend).
         backend: ``"vector"`` (one :class:`~orca_env.vector.OrcaVectorEnv`), ``"copies"``
             (``n_envs`` ``OrcaEnv`` copies) or ``"auto"`` (default: ``vector`` unless
-            ``render_mode`` is set or the config needs ``OrcaEnv``: guidance, scenario hooks).
+            ``render_mode`` is set or the config needs ``OrcaEnv``: guidance, scenario hooks,
+            a ``mixture``).
             Both give the same numbers for the same seeds.
         **env_kwargs: Overrides of config keys (and, for the copies, ``infos``: default
             ``"compact"``, the adapter reads only ``status``).
@@ -499,7 +502,7 @@ def make_vec_env(config: Any = None, n_envs: int = 1, render_mode: str | None = 
         probe.close()
         if backend == "vector" and (render_mode is not None or not supported):
             why = "render_mode is set" if render_mode is not None else \
-                "the config needs OrcaEnv (guidance or scenario hooks)"
+                "the config needs OrcaEnv (guidance, scenario hooks or a mixture)"
             raise ValueError(f"backend 'vector' cannot run this: {why}; use backend='copies'")
         if render_mode is None and supported:
             kwargs = {k: v for k, v in env_kwargs.items() if k != "infos"}

@@ -122,8 +122,7 @@ def test_relative_zero_is_the_absolute_tolerance_bit_for_bit():
 
 def test_spawn_check_uses_the_relative_tolerance():
     """Agents of radius 2 m that start 1.5 cm into each other: a collision at 1 cm, not at 1%."""
-    from orca_env.scenarios import Scenario, World, register_scenario
-    from orca_env.scenarios import SCENARIOS
+    from orca_env.scenarios import SCENARIOS, Scenario, World, register_scenario
 
     if "tight_pair_v0" not in SCENARIOS:
         @register_scenario

@@ -4,10 +4,10 @@ import copy
 
 import numpy as np
 import pytest
+from orca_env.configs import names, resolve
 
 import orca_env
 from orca_env.config import load_config, load_yaml
-from orca_env.configs import names, resolve
 from orca_env.observations import (
     UNIVERSAL_DEFAULTS,
     build_observations_universal,

@@ -1,0 +1,102 @@
+"""A policy trained on a mixture with the universal layout runs on every config."""
+
+import json
+import warnings
+
+import numpy as np
+import pytest
+from orca_env.policies import SHIPPED_MODEL, load_policy, observation_settings
+
+import orca_env
+from orca_env.configs import names
+from orca_env.evaluation import evaluate
+from orca_env.evaluation.suite import policy_observation
+
+MIXTURE = {
+    "mixture": [
+        {"config": "circle_dense", "weight": 2, "set": {"groups.0.count": 2, "max_steps": 30},
+         "ranges": {"scenario_kwargs.circle_radius": [2.0, 3.0]}},
+        {"config": "crowdnav_circle", "set": {"groups.0.count": 2, "max_steps": 30},
+         "ranges": {"groups.1.count": [1, 3]}},
+    ],
+    "observation": {"layout": "universal", "num_agents": 6},  # crowdnav_circle's own K is 5
+    "collision_tolerance": {"relative": 0.01},
+}
+SETTINGS = {"layout": "universal", "frame": "goal", "num_agents": 6, "num_obstacles": 4}
+
+
+@pytest.fixture(scope="module")
+def mixture_run(tmp_path_factory):
+    """A tiny PPO run on a two-scenario mixture (the SB3 adapter's copies backend), evaluated."""
+    pytest.importorskip("stable_baselines3")
+    import yaml
+
+    from orca_env.training import main
+
+    d = tmp_path_factory.mktemp("runs")
+    cfg_path = d / "mixture.yaml"
+    cfg_path.write_text(yaml.safe_dump({
+        "env": MIXTURE, "n_envs": 2, "n_timesteps": 256, "seed": 0, "checkpoint_freq": 256,
+        "hyperparams": {"n_steps": 32, "batch_size": 64, "n_epochs": 1},
+        "policy_kwargs": {"net_arch": [16], "activation_fn": "relu"},
+        "eval": {"n_episodes": 2, "video": False}}))
+    run_dir = d / "run"
+    main(["--config", str(cfg_path), "--run-dir", str(run_dir), "--no-progress"])
+    return run_dir
+
+
+def test_the_run_trains_and_compares_on_the_mixture(mixture_run):
+    saved = json.loads((mixture_run / "eval" / "comparison.json").read_text())
+    assert saved  # the three-way comparison ran on the mixture (with and without safety layer)
+    assert observation_settings(str(mixture_run)) == SETTINGS
+    assert observation_settings(str(mixture_run / "model.zip")) == SETTINGS
+    assert load_policy.observation_settings(str(mixture_run)) == SETTINGS
+    assert observation_settings(SHIPPED_MODEL) is None  # metric layout: its own config only
+    assert policy_observation(str(mixture_run)) == SETTINGS
+    assert policy_observation("orca") is None and policy_observation("random") is None
+    assert policy_observation(SHIPPED_MODEL) is None
+
+
+@pytest.mark.parametrize("config", names("env"))
+def test_evaluate_runs_the_model_on_every_shipped_config(mixture_run, config):
+    env = orca_env.parallel_env(config)
+    if env.max_steps > 400 or env._n > 40:
+        over = {"max_steps": 20}  # RVO2's big examples: a few steps are enough here
+    else:
+        over = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "trained with other groups/observation" warning
+        rep = evaluate(config, str(mixture_run), episodes=1, overrides=over)
+    ob = rep["config"]["observation"]
+    assert {k: ob[k] for k in SETTINGS} == SETTINGS
+    assert ob.get("range") == orca_env.parallel_env(config).obs_range  # the scenario's unit
+
+
+def test_explicit_observation_overrides_still_win(mixture_run):
+    with pytest.raises(ValueError, match=r"expects observations of shape \(64,\).*\(58,\)"):
+        evaluate("circle_dense", str(mixture_run), episodes=1,
+                 overrides={"observation": {"num_agents": 5}})
+    rep = evaluate("circle_dense", str(mixture_run), episodes=1,
+                   overrides={"observation": {"range": 3.0}})
+    assert rep["config"]["observation"]["range"] == 3.0
+
+
+def test_the_command_line_evaluates_it_elsewhere(mixture_run, capsys):
+    from orca_env.cli import main
+
+    assert main(["eval", "bottleneck", "--policy", str(mixture_run), "--episodes", "1",
+                 "--quiet", "--print-hash"]) == 0
+    first = capsys.readouterr().out.strip()
+    assert main(["eval", "bottleneck", "--policy", str(mixture_run), "--episodes", "1",
+                 "--quiet", "--print-hash"]) == 0
+    assert capsys.readouterr().out.strip() == first and len(first) == 64
+
+
+def test_the_loaded_policy_acts_in_any_env(mixture_run):
+    pol = load_policy(str(mixture_run), None)
+    for config in ("corridor", "crowdnav_square"):
+        env = orca_env.parallel_env(config, observation=SETTINGS)
+        obs, _ = env.reset(seed=1)
+        acts = pol(obs, env)
+        assert set(acts) == set(env.agents)
+        assert all(np.all(np.abs(a) <= 1) for a in acts.values())
