@@ -18,7 +18,7 @@ TREES = {os.path.join(ROOT, "orca_env"): "orca_env",
 ENV_LAYER = {"orca_env", "orca_env.configs", "orca_env.codes", "orca_env.frames", "orca_env.config",
              "orca_env.observations", "orca_env.step", "orca_env.collisions",
              "orca_env.rewards", "orca_env.guidance", "orca_env.environment",
-             "orca_env.vector", "orca_env.single"}
+             "orca_env.vector", "orca_env.single", "orca_env.mixture"}
 #: Third-party packages each layer may use (the standard library is always allowed).
 THIRD_PARTY = {1: {"numpy", "numba"}, 2: {"numpy"},
                3: {"numpy", "numba", "gymnasium", "pettingzoo", "yaml"}}
