@@ -67,17 +67,26 @@ def check_env(model: Any, config: dict, env: Any, model_path: str) -> None:
             config: then only its layout settings (:func:`orca_env.config.universal_observation`)
             are compared.
     """
+    from orca_env.config import load_config, universal_observation  # noqa: PLC0415
+
+    saved = config.get("env")
     want = tuple(model.observation_space.shape)
     for agent in env.possible_agents:
         got = tuple(env.observation_space(agent).shape)
         if got != want:
+            hint = "evaluate it on the env config it was trained with"
+            try:
+                trained_obs = universal_observation(saved) if isinstance(saved, dict) else None
+            except ValueError:
+                trained_obs = None
+            if trained_obs is not None:
+                hint = (f"it was trained with the universal layout: give the env the "
+                        f"observation settings {trained_obs} (orca-env eval and evaluate() do "
+                        f"so by themselves)")
             raise ValueError(f"model {model_path!r} expects observations of shape {want}, but "
-                             f"the env's observation space of {agent!r} has shape {got}; "
-                             f"evaluate it on the env config it was trained with")
-    saved = config.get("env")
+                             f"the env's observation space of {agent!r} has shape {got}; {hint}")
     if not isinstance(saved, dict):
         return
-    from orca_env.config import load_config, universal_observation  # noqa: PLC0415
 
     try:
         trained_cfg = load_config(saved)

@@ -5,10 +5,10 @@ import warnings
 
 import numpy as np
 import pytest
+from orca_env.configs import names
 from orca_env.policies import SHIPPED_MODEL, load_policy, observation_settings
 
 import orca_env
-from orca_env.configs import names
 from orca_env.evaluation import evaluate
 from orca_env.evaluation.suite import policy_observation
 
@@ -100,3 +100,11 @@ def test_the_loaded_policy_acts_in_any_env(mixture_run):
         acts = pol(obs, env)
         assert set(acts) == set(env.agents)
         assert all(np.all(np.abs(a) <= 1) for a in acts.values())
+
+
+def test_an_env_without_the_settings_gets_a_message_that_names_them(mixture_run):
+    env = orca_env.parallel_env("crowdnav_square")
+    with pytest.raises(ValueError, match=r"expects observations of shape \(64,\).*\(38,\); it "
+                                         r"was trained with the universal layout: give the env "
+                                         r"the observation settings \{'layout': 'universal'"):
+        load_policy(str(mixture_run), env)
