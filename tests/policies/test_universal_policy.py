@@ -1,5 +1,6 @@
 """A policy trained on a mixture with the universal layout runs on every config."""
 
+import dataclasses
 import json
 import warnings
 
@@ -108,3 +109,21 @@ def test_an_env_without_the_settings_gets_a_message_that_names_them(mixture_run)
                                          r"was trained with the universal layout: give the env "
                                          r"the observation settings \{'layout': 'universal'"):
         load_policy(str(mixture_run), env)
+
+
+def test_bench_runs_a_universal_policy_on_every_entry(mixture_run, tmp_path):
+    """orca-env bench applies the model's observation settings to every suite entry."""
+    from orca_env.evaluation.bench import BenchPolicy, load_suite, run_bench
+
+    suite = load_suite("standard")
+    picked = [e for e in suite.entries if e.name in ("corridor_headon", "crowdnav_circle")]
+    assert len(picked) == 2
+    small = dataclasses.replace(suite, entries=tuple(dataclasses.replace(e, episodes=1)
+                                                     for e in picked))
+    rep = run_bench(small, [BenchPolicy(str(mixture_run)),
+                            BenchPolicy(str(mixture_run), safety_layer=False)])
+    for e in picked:
+        res = rep["results"][e.name]
+        assert len(res) == 2
+        for agg in res.values():
+            assert agg["success_rate"]["n"] >= 1
