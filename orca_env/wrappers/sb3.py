@@ -68,7 +68,7 @@ from stable_baselines3.common.type_aliases import ReplayBufferSamples, RolloutBu
 from stable_baselines3.common.vec_env import VecNormalize
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
-from ..codes import STATUSES, Status
+from ..codes import STATUSES
 
 __all__ = ["SB3VecEnv", "make_vec_env", "MaskedRolloutBuffer", "MaskedReplayBuffer",
            "MaskedVecNormalize", "attach_masks", "BACKENDS"]
@@ -340,10 +340,12 @@ class MaskedRolloutBuffer(RolloutBuffer):
     mask_source: Any = None
 
     def reset(self) -> None:
+        """Empty the buffer; every row valid until told otherwise."""
         super().reset()
         self.valid = np.ones((self.buffer_size, self.n_envs), dtype=bool)
 
     def add(self, *args: Any, **kwargs: Any) -> None:
+        """Store a row and, first, which of its entries acted (``mask_source.step_valid``)."""
         if self.mask_source is not None:
             self.valid[self.pos] = self.mask_source.step_valid
         super().add(*args, **kwargs)
@@ -353,6 +355,7 @@ class MaskedRolloutBuffer(RolloutBuffer):
         return float(self.valid.mean())
 
     def get(self, batch_size: int | None = None) -> Generator[RolloutBufferSamples, None, None]:
+        """Minibatches of the valid rows, in the order of one ``np.random.permutation``."""
         assert self.full, ""
         valid = self.valid.swapaxes(0, 1).reshape(-1)  # the order of swap_and_flatten
         indices = np.random.permutation(np.flatnonzero(valid))
@@ -386,10 +389,12 @@ class MaskedReplayBuffer(ReplayBuffer):
 
     def add(self, obs: Any, next_obs: Any, action: Any, reward: Any, done: Any,
             infos: list[dict]) -> None:
+        """Store a transition with its validity (``mask_source.step_valid``)."""
         self.valid[self.pos] = True if self.mask_source is None else self.mask_source.step_valid
         super().add(obs, next_obs, action, reward, done, infos)
 
     def sample(self, batch_size: int, env: VecNormalize | None = None) -> ReplayBufferSamples:
+        """``batch_size`` transitions drawn uniformly among the valid ones."""
         upper = self.buffer_size if self.full else self.pos
         flat = np.flatnonzero(self.valid[:upper].reshape(-1))  # row-major: pos * n_envs + env
         if flat.size == 0:
@@ -421,6 +426,7 @@ class MaskedVecNormalize(VecNormalize):
             self.obs_rms.update(obs if real is None else obs[real])
 
     def step_wait(self) -> VecEnvStepReturn:
+        """Step, update the statistics with the masked rows left out, normalise."""
         obs, rewards, dones, infos = self.venv.step_wait()
         real, valid = self._masks()
         self.old_obs = obs
@@ -439,6 +445,7 @@ class MaskedVecNormalize(VecNormalize):
         return obs, rewards, dones, infos
 
     def reset(self) -> np.ndarray:
+        """Reset; the statistics see the real observations only."""
         obs = self.venv.reset()
         self.old_obs = obs
         self.returns = np.zeros(self.num_envs)
