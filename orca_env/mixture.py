@@ -46,6 +46,7 @@ import dataclasses
 import math
 import numbers
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -99,11 +100,22 @@ def _default_groups(data: dict) -> list:
     return [dict(g) for g in cls.DEFAULT_GROUPS] if cls is not None else []
 
 
-def set_dotted(data: dict, key: str, value: Any, where: str) -> None:
+def set_dotted(data: dict, key: str, value: Any, where: str,
+               plain: Callable[[tuple[str, ...], Any], str] | None = None) -> None:
     """Set the dotted ``key`` of the config mapping ``data`` to ``value``, in place.
 
     An integer part indexes a list (``groups.1.count``); ``groups`` left out of ``data`` is
-    filled in with the scenario's default groups first.
+    filled in with the scenario's default groups first. The one walker of dotted config keys:
+    mixtures' ``set`` and ``ranges``, and ``orca-env eval --set`` and suite entries' ``set``
+    (:mod:`orca_env.evaluation.overrides`).
+
+    Args:
+        data: The config mapping, changed in place.
+        key: The dotted key.
+        value: Its new value (copied).
+        where: What starts every error message.
+        plain: ``plain(parts, node)`` describes a plain value met on the way (``parts`` the key
+            parts that lead to it) in the error message; default ``"is <value>"``.
 
     Raises:
         ValueError: Starting with ``where``, on an empty part, an index out of range or a key
@@ -124,7 +136,8 @@ def set_dotted(data: dict, key: str, value: Any, where: str) -> None:
                                  f"index 0 .. {len(node) - 1}, got {p!r}")
             p = int(p)
         elif not isinstance(node, dict):
-            raise ValueError(f"{where}: {here!r} is {_show(node)}, so it has no key {p!r}")
+            what = f"is {_show(node)}" if plain is None else plain(tuple(parts[:depth]), node)
+            raise ValueError(f"{where}: {here!r} {what}, so it has no key {p!r}")
         if last:
             node[p] = copy.deepcopy(value)
         else:

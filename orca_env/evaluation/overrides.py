@@ -39,9 +39,16 @@ def dotted_overrides(items: Sequence[Override], base: dict | None = None,
             not an integer or out of range, or a key below a plain value (set in the config or
             by an earlier override).
     """
+    from ..mixture import set_dotted  # noqa: PLC0415
+
     base = base or {}
     out: dict = {}
     set_by_us: set[tuple[str, ...]] = set()
+
+    def plain(parts: tuple[str, ...], node: Any) -> str:
+        origin = f"by an earlier {source}" if parts in set_by_us else "in the config"
+        return f"was set to {node!r} {origin}"
+
     for label, key, value in items:
         parts = key.split(".")
         if not all(parts):
@@ -54,26 +61,7 @@ def dotted_overrides(items: Sequence[Override], base: dict | None = None,
                 start = defaults(top)
             out[top] = copy.deepcopy(start) if isinstance(start, (dict, list)) else \
                 {} if start is None else start
-        node: Any = out
-        for depth, p in enumerate(parts):
-            where = ".".join(parts[:depth])
-            last = depth == len(parts) - 1
-            if isinstance(node, list):
-                if not (p.isdigit() and int(p) < len(node)):
-                    raise ValueError(f"{label}: {where!r} is a list of {len(node)} items: "
-                                     f"expected an index 0 .. {len(node) - 1}, got {p!r}")
-                p = int(p)
-            elif not isinstance(node, dict):
-                origin = (f"by an earlier {source}" if tuple(parts[:depth]) in set_by_us
-                          else "in the config")
-                raise ValueError(f"{label}: {where!r} was set to {node!r} {origin}, so it has "
-                                 f"no key {p!r}")
-            if last:
-                node[p] = copy.deepcopy(value)
-            else:
-                if isinstance(node, dict) and node.get(p) is None:
-                    node[p] = {}
-                node = node[p]
+        set_dotted(out, key, value, label, plain)
         set_by_us.add(tuple(parts))
     return out
 
