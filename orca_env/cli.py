@@ -351,7 +351,8 @@ def _names(value: str) -> list[str]:
     return names
 
 
-def _positive(value: str) -> int:
+def positive_int(value: str) -> int:
+    """An integer >= 1, as an argparse type (the training command line uses it too)."""
     try:
         n = int(value)
     except ValueError:
@@ -399,7 +400,7 @@ def _bench_arguments(b: argparse.ArgumentParser) -> None:
                         "learned group, so the action is the velocity itself (repeatable; "
                         "columns follow the order of --policy and --no-safety)")
     n = b.add_mutually_exclusive_group()
-    n.add_argument("--episodes", type=_positive, default=None,
+    n.add_argument("--episodes", type=positive_int, default=None,
                    help="episodes per entry instead of the suite's counts (its first episodes: "
                         "the seeds do not move)")
     n.add_argument("--quick", action="store_true",

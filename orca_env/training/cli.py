@@ -2,7 +2,7 @@
 
 Examples::
 
-    python train.py                                    # default config, ~10 min
+    python train.py                                    # default config, ~1-2 min
     python train.py --config configs/train/circle_ppo.yaml --n-timesteps 20000 --seed 3
     python train.py --resume runs/circle_ppo_s0_20250101-120000   # continue to n_timesteps
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..cli import positive_int
 from .config import DEFAULT_CONFIG
 from .experiment import NoCheckpointError, TrainingInterrupted, resume_command, run_experiment
 from .model_files import MissingExtraError
@@ -25,16 +26,6 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 DESCRIPTION = ("Train a shared navigation policy (stable-baselines3, or Ray RLlib with "
                "backend: rllib in the YAML) and compare it with pure ORCA.")
-
-
-def _positive(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value!r}")
-    return n
 
 
 def build_parser(prog: str = "train.py") -> argparse.ArgumentParser:
@@ -58,13 +49,13 @@ def build_parser(prog: str = "train.py") -> argparse.ArgumentParser:
                    help="folder of new run folders (default: %(default)s, in the current folder)")
     p.add_argument("--resume", default=None, metavar="RUN_DIR",
                    help="continue the run in RUN_DIR from its newest checkpoint")
-    p.add_argument("--n-timesteps", type=_positive, default=None, help="override n_timesteps")
-    p.add_argument("--n-envs", type=_positive, default=None, help="override n_envs")
+    p.add_argument("--n-timesteps", type=positive_int, default=None, help="override n_timesteps")
+    p.add_argument("--n-envs", type=positive_int, default=None, help="override n_envs")
     p.add_argument("--num-env-runners", type=int, default=None, metavar="N",
                    help="override num_env_runners (backend rllib: env runner processes, 0 "
                         "samples in the driver)")
     p.add_argument("--seed", type=int, default=None, help="override seed")
-    p.add_argument("--eval-episodes", type=_positive, default=None,
+    p.add_argument("--eval-episodes", type=positive_int, default=None,
                    help="override eval.n_episodes (>= 1)")
     p.add_argument("--no-eval", action="store_true", help="skip the final comparison")
     p.add_argument("--no-video", action="store_true", help="skip the video")
