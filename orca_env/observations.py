@@ -187,6 +187,52 @@ def nearest_clearances(slots, nbr_ids, nbr_dsq, radii, out):
 
 
 @njit(cache=True)
+def _fill_others(out, r, px, py, vx, vy, ex, ey, positions, velocities, radii, nbr_ids,
+                 seg_ids, seg_closest, unit_dirs, inv_r, inv_v, low, high):
+    """Fill row ``r``'s neighbour and segment entries, then clip the layout to its bounds.
+
+    Lengths are multiplied by ``inv_r`` and speeds by ``inv_v``: 1.0 in the metric layout, where
+    the products are exact, so both layouts share this code bit for bit.
+    """
+    kk = nbr_ids.shape[1]
+    mm = seg_ids.shape[1]
+    for k in range(kk):
+        b = OWN + PER_AGENT * k
+        j = nbr_ids[r, k]
+        if j < 0:
+            for c in range(PER_AGENT):
+                out[r, b + c] = 0.0
+            continue
+        rx = (positions[j, 0] - px) * inv_r
+        ry = (positions[j, 1] - py) * inv_r
+        wx = (velocities[j, 0] - vx) * inv_v
+        wy = (velocities[j, 1] - vy) * inv_v
+        out[r, b], out[r, b + 1] = to_frame(rx, ry, ex, ey)
+        out[r, b + 2], out[r, b + 3] = to_frame(wx, wy, ex, ey)
+        out[r, b + 4] = radii[j] * inv_r
+        out[r, b + 5] = 1.0
+    for m in range(mm):
+        b = OWN + PER_AGENT * kk + PER_SEGMENT * m
+        s = seg_ids[r, m]
+        if s < 0:
+            for c in range(PER_SEGMENT):
+                out[r, b + c] = 0.0
+            continue
+        cx = (seg_closest[r, m, 0] - px) * inv_r
+        cy = (seg_closest[r, m, 1] - py) * inv_r
+        out[r, b], out[r, b + 1] = to_frame(cx, cy, ex, ey)
+        out[r, b + 2], out[r, b + 3] = to_frame(unit_dirs[s, 0], unit_dirs[s, 1], ex, ey)
+        out[r, b + 4] = 1.0
+    # The scenario's own features (after the layout) are filled and clipped by the env.
+    for c in range(OWN + PER_AGENT * kk + PER_SEGMENT * mm):
+        x = out[r, c]
+        if x < low[c]:
+            out[r, c] = low[c]
+        elif x > high[c]:
+            out[r, c] = high[c]
+
+
+@njit(cache=True)
 def build_observations(slots, positions, velocities, radii, max_speeds, targets, path_rem,
                        nbr_ids, seg_ids, seg_closest, unit_dirs, world_frame, low, high, out):
     """Fill ``out`` (len(slots), obs_size) float32 for the agents ``slots``.
@@ -208,8 +254,6 @@ def build_observations(slots, positions, velocities, radii, max_speeds, targets,
         high: (obs_size,) float32 upper bounds to clip to.
         out: (k, obs_size) float32 output.
     """
-    kk = nbr_ids.shape[1]
-    mm = seg_ids.shape[1]
     for r in range(slots.shape[0]):
         i = slots[r]
         px = positions[i, 0]
@@ -225,42 +269,8 @@ def build_observations(slots, positions, velocities, radii, max_speeds, targets,
         out[r, 4], out[r, 5] = to_frame(vx, vy, ex, ey)
         out[r, 6] = radii[i]
         out[r, 7] = max_speeds[i]
-        for k in range(kk):
-            b = OWN + PER_AGENT * k
-            j = nbr_ids[r, k]
-            if j < 0:
-                for c in range(PER_AGENT):
-                    out[r, b + c] = 0.0
-                continue
-            rx = positions[j, 0] - px
-            ry = positions[j, 1] - py
-            wx = velocities[j, 0] - vx
-            wy = velocities[j, 1] - vy
-            out[r, b], out[r, b + 1] = to_frame(rx, ry, ex, ey)
-            out[r, b + 2], out[r, b + 3] = to_frame(wx, wy, ex, ey)
-            out[r, b + 4] = radii[j]
-            out[r, b + 5] = 1.0
-        for m in range(mm):
-            b = OWN + PER_AGENT * kk + PER_SEGMENT * m
-            s = seg_ids[r, m]
-            if s < 0:
-                for c in range(PER_SEGMENT):
-                    out[r, b + c] = 0.0
-                continue
-            cx = seg_closest[r, m, 0] - px
-            cy = seg_closest[r, m, 1] - py
-            ux = unit_dirs[s, 0]
-            uy = unit_dirs[s, 1]
-            out[r, b], out[r, b + 1] = to_frame(cx, cy, ex, ey)
-            out[r, b + 2], out[r, b + 3] = to_frame(ux, uy, ex, ey)
-            out[r, b + 4] = 1.0
-        # The scenario's own features (after the layout) are filled and clipped by the env.
-        for c in range(OWN + PER_AGENT * kk + PER_SEGMENT * mm):
-            x = out[r, c]
-            if x < low[c]:
-                out[r, c] = low[c]
-            elif x > high[c]:
-                out[r, c] = high[c]
+        _fill_others(out, r, px, py, vx, vy, ex, ey, positions, velocities, radii, nbr_ids,
+                     seg_ids, seg_closest, unit_dirs, 1.0, 1.0, low, high)
 
 
 @njit(cache=True)
@@ -273,8 +283,6 @@ def build_observations_universal(slots, positions, velocities, radii, max_speeds
     metres: the unit of lengths) and ``time_step`` (seconds). Speeds are in units of each
     observing agent's max speed.
     """
-    kk = nbr_ids.shape[1]
-    mm = seg_ids.shape[1]
     inv_r = 1.0 / obs_range
     for r in range(slots.shape[0]):
         i = slots[r]
@@ -298,37 +306,5 @@ def build_observations_universal(slots, positions, velocities, radii, max_speeds
         out[r, 4], out[r, 5] = to_frame(vx * inv_v, vy * inv_v, ex, ey)
         out[r, 6] = radii[i] * inv_r
         out[r, 7] = max_speeds[i] * time_step * inv_r
-        for k in range(kk):
-            b = OWN + PER_AGENT * k
-            j = nbr_ids[r, k]
-            if j < 0:
-                for c in range(PER_AGENT):
-                    out[r, b + c] = 0.0
-                continue
-            rx = (positions[j, 0] - px) * inv_r
-            ry = (positions[j, 1] - py) * inv_r
-            wx = (velocities[j, 0] - vx) * inv_v
-            wy = (velocities[j, 1] - vy) * inv_v
-            out[r, b], out[r, b + 1] = to_frame(rx, ry, ex, ey)
-            out[r, b + 2], out[r, b + 3] = to_frame(wx, wy, ex, ey)
-            out[r, b + 4] = radii[j] * inv_r
-            out[r, b + 5] = 1.0
-        for m in range(mm):
-            b = OWN + PER_AGENT * kk + PER_SEGMENT * m
-            s = seg_ids[r, m]
-            if s < 0:
-                for c in range(PER_SEGMENT):
-                    out[r, b + c] = 0.0
-                continue
-            cx = (seg_closest[r, m, 0] - px) * inv_r
-            cy = (seg_closest[r, m, 1] - py) * inv_r
-            out[r, b], out[r, b + 1] = to_frame(cx, cy, ex, ey)
-            out[r, b + 2], out[r, b + 3] = to_frame(unit_dirs[s, 0], unit_dirs[s, 1], ex, ey)
-            out[r, b + 4] = 1.0
-        # The scenario's own features (after the layout) are filled and clipped by the env.
-        for c in range(OWN + PER_AGENT * kk + PER_SEGMENT * mm):
-            x = out[r, c]
-            if x < low[c]:
-                out[r, c] = low[c]
-            elif x > high[c]:
-                out[r, c] = high[c]
+        _fill_others(out, r, px, py, vx, vy, ex, ey, positions, velocities, radii, nbr_ids,
+                     seg_ids, seg_closest, unit_dirs, inv_r, inv_v, low, high)
