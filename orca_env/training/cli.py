@@ -13,6 +13,7 @@ import argparse
 import sys
 
 from ..cli import positive_int
+from ..configs import names
 from .config import DEFAULT_CONFIG
 from .experiment import NoCheckpointError, TrainingInterrupted, resume_command, run_experiment
 from .model_files import MissingExtraError
@@ -41,8 +42,8 @@ def build_parser(prog: str = "train.py") -> argparse.ArgumentParser:
                f"--seed 3\n  {cmd} --resume runs/circle_ppo_s0_20250101-120000")
     p.add_argument("--config", default=None,
                    help=f"training YAML, looked up in the current folder, then in the "
-                        f"repository root, or a shipped config's name (circle_ppo, "
-                        f"circle_rllib) (default: {DEFAULT_CONFIG})")
+                        f"repository root, or a shipped config's name "
+                        f"({', '.join(names('train'))}) (default: {DEFAULT_CONFIG})")
     p.add_argument("--run-dir", default=None, help="run folder (default: <runs-root>/<name>_s"
                    "<seed>_<time>)")
     p.add_argument("--runs-root", default="runs",
