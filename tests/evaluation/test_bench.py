@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import pytest
+import yaml
 from orca_env.configs import names, resolve
 
 import orca_env.evaluation.suite as suite_module
@@ -179,11 +180,27 @@ def test_a_trained_policy_with_and_without_the_safety_layer(tmp_path, capsys):
         capsys.readouterr().out
 
 
+@pytest.fixture(scope="module")
+def metric_model(tmp_path_factory):
+    """A policy trained (for one rollout) on circle_dense's own metric layout: 6 agents and no
+    obstacle segments, so it can act in circle_dense but not in the doorway."""
+    from orca_env.training import run_experiment
+    folder = tmp_path_factory.mktemp("metric")
+    cfg = {"env": {"config": "configs/circle_dense.yaml"}, "n_envs": 1, "n_timesteps": 256,
+           "seed": 0, "hyperparams": {"n_steps": 16, "batch_size": 64, "n_epochs": 1},
+           "policy_kwargs": {"net_arch": [8, 8]}}
+    (folder / "metric.yaml").write_text(yaml.safe_dump(cfg))
+    run_experiment(str(folder / "metric.yaml"), run_dir=str(folder / "run"), evaluate=False,
+                   progress_bar=False)
+    return str(folder / "run")
+
+
 def test_a_policy_that_cannot_act_in_an_entry_fails_before_any_episode(tmp_path, capsys,
+                                                                      metric_model,
                                                                       no_episodes):
-    # The shipped policy observes no obstacles; the doorway's observation has 4 segments.
+    # The metric layout of circle_dense observes no obstacles; the doorway's has 4 segments.
     with pytest.raises(SystemExit) as exc:
-        main(["bench", "--entries", "circle_dense,doorway", "--policy", SHIPPED_MODEL,
+        main(["bench", "--entries", "circle_dense,doorway", "--policy", metric_model,
               "--out", str(tmp_path), "--no-figure"])
     assert exc.value.code == 2
     err = _one_line_error(capsys)

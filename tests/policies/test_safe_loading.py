@@ -157,7 +157,7 @@ def test_shipped_policy_has_no_pickle():
     files = os.listdir(SHIPPED_MODEL)
     assert "vecnormalize.npz" in files and not [f for f in files if f.endswith(".pkl")]
     stats = load_normalizer(os.path.join(SHIPPED_MODEL, "vecnormalize.npz"))
-    assert stats["norm_obs"] and stats["obs_mean"].shape == (44,)
+    assert stats["norm_obs"] and stats["obs_mean"].shape == (64,)  # the universal layout
     assert read_model_zip(os.path.join(SHIPPED_MODEL, "model.zip")).num_timesteps > 0
 
 

@@ -2,12 +2,13 @@
 
 import dataclasses
 import json
+import os
 import warnings
 
 import numpy as np
 import pytest
 from orca_env.configs import names
-from orca_env.policies import SHIPPED_MODEL, load_policy, observation_settings
+from orca_env.policies import SHIPPED_MODEL, TRAINED_DIR, load_policy, observation_settings
 
 import orca_env
 from orca_env.evaluation import evaluate
@@ -23,6 +24,8 @@ MIXTURE = {
     "observation": {"layout": "universal", "num_agents": 6},  # crowdnav_circle's own K is 5
     "collision_tolerance": {"relative": 0.01},
 }
+#: A shipped policy with a metric layout (CrowdNav's robot).
+METRIC_MODEL = os.path.join(TRAINED_DIR, "crowdnav_circle")
 SETTINGS = {"layout": "universal", "frame": "goal", "num_agents": 6, "num_obstacles": 4}
 
 
@@ -52,10 +55,11 @@ def test_the_run_trains_and_compares_on_the_mixture(mixture_run):
     assert observation_settings(str(mixture_run)) == SETTINGS
     assert observation_settings(str(mixture_run / "model.zip")) == SETTINGS
     assert load_policy.observation_settings(str(mixture_run)) == SETTINGS
-    assert observation_settings(SHIPPED_MODEL) is None  # metric layout: its own config only
+    assert observation_settings(SHIPPED_MODEL) == SETTINGS  # circle_ppo: universal too
+    assert observation_settings(METRIC_MODEL) is None  # metric layout: its own config only
     assert policy_observation(str(mixture_run)) == SETTINGS
     assert policy_observation("orca") is None and policy_observation("random") is None
-    assert policy_observation(SHIPPED_MODEL) is None
+    assert policy_observation(METRIC_MODEL) is None
 
 
 @pytest.mark.parametrize("config", names("env"))
