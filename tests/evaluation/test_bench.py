@@ -89,6 +89,19 @@ def test_the_standard_suite_covers_every_shipped_config():
                          f"{missing}; add one (tag standard, a new seed_offset)")
 
 
+def test_the_heldout_suite_uses_other_evaluation_seeds_than_the_standard_one():
+    standard, heldout = load_suite("standard"), load_suite("heldout")
+    used = {s for e in standard.entries for s in standard.seeds(e)}
+    for e in heldout.entries:
+        seeds = set(heldout.seeds(e))
+        assert all(10_000 <= s < 20_000 for s in seeds) and not seeds & used, e.name
+        used |= seeds
+    # Variants of shipped configs, outside the generalist's training ranges.
+    names_ = {e.name: e for e in heldout.entries}
+    assert names_["circle_dense_x2"].set == {"groups.0.count": 32}
+    assert names_["random_obstacles_12"].set["scenario_kwargs.num_obstacles"] == 12
+
+
 def test_a_quick_run_is_the_first_episodes_of_the_full_run():
     s = load_suite()
     quick = s.with_episodes(2)
