@@ -97,7 +97,7 @@ class RLlibPolicy:
 
 
 def load(path: str | os.PathLike, deterministic: bool = True, env: Any = None,
-         seed: int | None = 0) -> RLlibPolicy:
+         seed: int | None = 0, torch_threads: int | None = 1) -> RLlibPolicy:
     """Load an RLlib run folder (or its ``rllib_module.npz``) as an :class:`RLlibPolicy`.
 
     Args:
@@ -106,12 +106,15 @@ def load(path: str | os.PathLike, deterministic: bool = True, env: Any = None,
         env: The env the policy will act in; if given, its observation shape is checked and
             differing ``observation``/``groups`` configs warn (as for SB3 models).
         seed: Seed of the action sampling (``deterministic=False`` only).
+        torch_threads: torch's intra-op threads for this process, set on load (default 1;
+            ``None`` leaves them), as :func:`orca_env.policies.sb3.load`.
 
     Raises:
         ImportError: If ray[rllib] or torch is missing (the message names the extra).
         FileNotFoundError: If the weights or ``config.yaml`` are missing.
         ValueError: If the config is not an RLlib one, or the weights do not fit the network
-            rebuilt from it (names or shapes), or the env's observations do not fit.
+            rebuilt from it (names or shapes), or the env's observations do not fit, or
+            ``torch_threads`` is not a positive integer or ``None``.
     """
     from orca_env.training.rllib import _require_ray, module_spec  # noqa: PLC0415
 
@@ -132,6 +135,9 @@ def load(path: str | os.PathLike, deterministic: bool = True, env: Any = None,
                          f"{config.get('backend') if isinstance(config, dict) else None!r})")
     import torch  # noqa: PLC0415
 
+    from orca_env.training.model_files import set_inference_threads  # noqa: PLC0415
+
+    set_inference_threads(torch_threads)
     module = module_spec(config, inference_only=True).build()
     with np.load(weights, allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}

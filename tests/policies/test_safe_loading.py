@@ -161,6 +161,24 @@ def test_shipped_policy_has_no_pickle():
     assert read_model_zip(os.path.join(SHIPPED_MODEL, "model.zip")).num_timesteps > 0
 
 
+def test_loader_runs_torch_on_one_thread_unless_told_otherwise():
+    import torch
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        load(SHIPPED_MODEL)
+        assert torch.get_num_threads() == 1  # one thread per env process, as the kernels
+        torch.set_num_threads(2)
+        load(SHIPPED_MODEL, torch_threads=None)
+        assert torch.get_num_threads() == 2
+        for bad in (0, -1, 1.5, True, "2"):
+            with pytest.raises(ValueError, match=rf"torch_threads .*got {bad!r}"):
+                load(SHIPPED_MODEL, torch_threads=bad)
+            assert torch.get_num_threads() == 2  # refused before anything changed
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_loader_without_the_train_extra_names_it(run, monkeypatch):
     monkeypatch.setitem(sys.modules, "stable_baselines3", None)
     with pytest.raises(ImportError, match=r'pip install "orca-env\[train\]"') as err:
