@@ -1,0 +1,80 @@
+"""The shipped generalist (policies/trained/generalist) acts on every entry of the standard suite.
+
+It was trained by ``python train.py --config configs/train/generalist.yaml --ship`` on a mixture
+of the suite's scenarios with the universal observation layout and the ORCA safety layer. Here
+it runs one short episode on every suite entry (the large RVO2 entries cut to a few steps, the
+others to at most 60), with the observation settings bench brings to a universal-layout model,
+and it must beat pure ORCA where that is cheap to check: the dense crossing on the suite's own
+seeds, and the noise-free symmetric crossing where pure ORCA deadlocks.
+"""
+
+import dataclasses
+import os
+
+import pytest
+
+pytest.importorskip("stable_baselines3")
+
+from orca_env.policies import TRAINED_DIR, observation_settings  # noqa: E402
+
+from orca_env.evaluation.bench import BenchPolicy, load_suite, run_bench  # noqa: E402
+from orca_env.evaluation.suite import is_eval_seed  # noqa: E402
+from orca_env.training.config import REPO_ROOT, load_train_config  # noqa: E402
+
+GENERALIST = os.path.join(TRAINED_DIR, "generalist")
+SETTINGS = {"layout": "universal", "frame": "goal", "num_agents": 6, "num_obstacles": 4}
+
+
+def _short(entry):
+    """The entry with one episode; long episodes are cut (they only have to run)."""
+    cap = 20 if entry.name.startswith("rvo2_") else 60
+    over = dict(entry.overrides, max_steps=cap)
+    return dataclasses.replace(entry, episodes=1, overrides=over,
+                               set=dict(entry.set, max_steps=cap))
+
+
+def _rates(report, entry, label):
+    agg = report["results"][entry][label]
+    return {k: agg[k]["mean"] for k in ("success_rate", "collision_rate", "deadlock_rate")}
+
+
+def test_the_shipped_generalist_has_the_universal_settings():
+    assert os.path.isfile(os.path.join(GENERALIST, "model.zip"))
+    assert observation_settings(GENERALIST) == SETTINGS
+
+
+def test_the_shipped_generalist_matches_its_training_config_and_its_seeds():
+    shipped = load_train_config(os.path.join(GENERALIST, "config.yaml"))
+    repo = load_train_config(os.path.join(REPO_ROOT, "configs", "train", "generalist.yaml"))
+    for key in ("env", "algo", "n_envs", "n_timesteps", "seed", "hyperparams", "policy_kwargs",
+                "normalize"):
+        assert shipped[key] == repo[key], key
+    # Trained on the training seeds only, never on a suite's evaluation seeds.
+    assert not any(is_eval_seed(s) for s in range(shipped["seed"],
+                                                  shipped["seed"] + shipped["n_envs"]))
+
+
+def test_it_runs_on_every_entry_of_the_standard_suite():
+    suite = load_suite("standard")
+    small = dataclasses.replace(suite, entries=tuple(_short(e) for e in suite.entries))
+    rep = run_bench(small, [BenchPolicy(GENERALIST)])
+    assert set(rep["results"]) == {e.name for e in suite.entries}
+    for name, res in rep["results"].items():
+        (agg,) = res.values()
+        assert agg["success_rate"]["n"] == 1, name
+        assert 0.0 <= agg["success_rate"]["mean"] <= 1.0
+
+
+def test_it_beats_pure_orca_on_the_dense_crossings():
+    suite = load_suite("standard")
+    picked = tuple(dataclasses.replace(e, episodes=2) for e in suite.entries
+                   if e.name in ("circle_dense", "circle_nojitter"))
+    rep = run_bench(dataclasses.replace(suite, entries=picked),
+                    [BenchPolicy(GENERALIST), BenchPolicy("orca")])
+    label = rep["policies"][0]["label"]
+    dense, dense_orca = (_rates(rep, "circle_dense", p) for p in (label, "orca"))
+    assert dense["success_rate"] >= dense_orca["success_rate"] + 0.1, (dense, dense_orca)
+    assert dense["collision_rate"] <= dense_orca["collision_rate"], (dense, dense_orca)
+    sym, sym_orca = (_rates(rep, "circle_nojitter", p) for p in (label, "orca"))
+    assert sym_orca["deadlock_rate"] == 1.0  # pure ORCA's symmetric deadlock
+    assert sym["success_rate"] >= 0.9 and sym["collision_rate"] == 0.0, sym
