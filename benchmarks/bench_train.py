@@ -10,7 +10,7 @@ hyperparameters, its seed) twice and trains each for ``--timesteps`` entry-steps
 * ``copies``: the pipeline of the first release: the adapter stepping ``n_envs`` ``OrcaEnv``
   copies one after another, ``VecMonitor``, plain ``VecNormalize`` and ``RolloutBuffer``
   (training on finished agents' steps as an absorbing state), and its minibatches of 1024
-  (the default config now uses 2048: half the optimizer steps, same or better results).
+  (the default config now uses 4096: a quarter of the optimizer steps, better results).
 
 PPO samples/s counts entry-steps (``model.num_timesteps``, SB3's own count) per second of
 ``learn``; ``valid`` samples are the entry-steps of agents that acted. The last line printed is
