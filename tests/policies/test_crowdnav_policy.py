@@ -8,7 +8,6 @@ the README's CrowdNav table.
 """
 
 import os
-import time
 import warnings
 
 import pytest
@@ -58,11 +57,9 @@ def test_shipped_crowdnav_policy_matches_its_training_config():
 
 def test_shipped_crowdnav_policy_succeeds_on_crowdnav_test_cases():
     policy = make_policy(SHIPPED)
-    t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the test setting is the one it was trained for
         report = evaluate(TEST_CONFIG, policy, episodes=EPISODES)
-    elapsed = time.perf_counter() - t0
     agg = report["aggregate"]
     assert report["num_episodes"] == EPISODES
     assert report["config"]["scenario_kwargs"]["layout"] == "crowdnav_test"
@@ -71,4 +68,3 @@ def test_shipped_crowdnav_policy_succeeds_on_crowdnav_test_cases():
     assert agg["timeout_rate"]["mean"] == 0.0
     # 11.03 s on these 50 cases when shipped (10.43 s on all 500, the README's figure).
     assert agg["time_to_goal"]["mean"] <= 11.5
-    assert elapsed < 30.0
