@@ -70,6 +70,8 @@ class OrcaPolicy:
             ang = self._rng.uniform(0.0, 2.0 * np.pi, len(agents))
             mag = self._rng.uniform(0.0, 1.0, len(agents)) * self.noise
             max_speed = _max_speeds(env, agents)  # actions are in units of max speed
+            if env.episode_config.action == "residual":
+                max_speed = 2.0 * max_speed  # a residual is in units of twice the max speed
             a[:, 0] += mag * np.cos(ang) / max_speed
             a[:, 1] += mag * np.sin(ang) / max_speed
         np.clip(a, -1.0, 1.0, out=a)

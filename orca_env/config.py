@@ -69,6 +69,8 @@ __all__ = [
     "parse_yaml_value",
     "tolerance_parts",
     "universal_observation",
+    "policy_settings",
+    "apply_policy_settings",
     "UNIVERSAL_DEFAULTS",
 ]
 
@@ -386,6 +388,13 @@ class EnvConfig:
     guidance: bool = _f(False, "steer by a visibility roadmap over obstacle corners: the "
                         "observed goal is the next waypoint and progress uses path length",
                         kind=bool)
+    action: str = _f("velocity", "what a learned agent's action means. velocity: its preferred "
+                     "velocity (with the safety layer; the velocity itself without), in units "
+                     "of its max speed. residual: a correction to pure ORCA's goal-directed "
+                     "preferred velocity: action x 2 x max speed is added to it and the sum "
+                     "shortened to the max speed, so action 0 is pure ORCA (residual policy "
+                     "learning: a policy starts from ORCA's behaviour instead of learning it)",
+                     kind=str, choices=("velocity", "residual"))
     on_collision: str = _f("terminate", "terminate: a learned agent that collides terminates "
                            "and leaves the simulation (CrowdNav); continue: it keeps going and "
                            "is penalised on every colliding step", kind=str,
@@ -459,7 +468,7 @@ class EnvConfig:
         Keys added after canonical reports (``metrics.json``) existed are left out while they
         hold their default (:data:`_LATER_KEYS`: ``rewards.extra`` while empty, the groups'
         visibility, padding and ``randomize_attributes``, ``time_limit_rule``,
-        ``collision_check`` and ``observation.layout``), so configs that do not use them
+        ``collision_check``, ``action`` and ``observation.layout``), so configs that do not use them
         serialise as they did before the keys existed and their reports keep their bytes.
         Loading the dict back gives the same config.
         """
@@ -482,7 +491,8 @@ class EnvConfig:
 
 
 #: Keys that :meth:`EnvConfig.to_dict` leaves out at these (default) values.
-_LATER_KEYS = {"env": {"time_limit_rule": "steps", "collision_check": "swept", "mixture": None},
+_LATER_KEYS = {"env": {"time_limit_rule": "steps", "collision_check": "swept", "mixture": None,
+                       "action": "velocity"},
                "observation": {"layout": "metric"},
                "group": {"avoids": None, "visible_to": None, "orca_padding": 0.0,
                          "randomize_attributes": False}}
@@ -584,6 +594,47 @@ def universal_observation(config: Any) -> dict | None:
             else ob.num_agents,
             "num_obstacles": UNIVERSAL_DEFAULTS["num_obstacles"] if ob.num_obstacles is None
             else ob.num_obstacles}
+
+
+def policy_settings(config: Any) -> dict:
+    """The env config keys a policy trained on ``config`` needs from any env it acts in.
+
+    Args:
+        config: An env config (YAML path, shipped name, dict or ``EnvConfig``).
+
+    Returns:
+        ``{"action": "velocity" | "residual"}`` (what the policy's actions mean), plus
+        ``"observation"``: :func:`universal_observation` when ``config`` observes with the
+        universal layout. Evaluation merges them into the env config before it builds the env
+        (keys given explicitly still win; the model's loader then refuses a mismatch).
+    """
+    cfg = config if isinstance(config, EnvConfig) else load_config(config)
+    if cfg.mixture is not None:  # every entry has the same (OrcaEnv checks it)
+        cfg = parse_section(EnvConfig, cfg.mixture[0]["config"])
+    out: dict = {"action": cfg.action}
+    universal = universal_observation(cfg)
+    if universal is not None:
+        out["observation"] = universal
+    return out
+
+
+def apply_policy_settings(overrides: dict, settings: dict | None) -> dict:
+    """``overrides`` (env config keys) completed with a policy's :func:`policy_settings`.
+
+    The policy's ``observation`` keys are merged under the ``observation`` section given in
+    ``overrides``, and its ``action`` is used unless ``overrides`` sets one; ``overrides`` is
+    not modified.
+    """
+    out = dict(overrides)
+    if not settings:
+        return out
+    if "observation" in settings:
+        given = out.get("observation")
+        out["observation"] = {**settings["observation"],
+                              **(given if isinstance(given, dict) else {})}
+    if "action" in settings and "action" not in out:
+        out["action"] = settings["action"]
+    return out
 
 
 #: Keys of the mapping form of ``collision_tolerance``.

@@ -288,6 +288,7 @@ class OrcaEnv(ParallelEnv):
             else obs_defaults["num_obstacles"]
         self.obs_range = ob.range if ob.range is not None else sc.OBS_DEFAULTS["range"]
         self._world_frame = ob.frame == "world"
+        self._residual = cfg.action == "residual"
         if cfg.guidance and not sc.HAS_OBSTACLES:
             raise ValueError(f"config key 'guidance' needs a scenario with obstacles; "
                              f"{sc.name} has none")
@@ -713,7 +714,7 @@ class OrcaEnv(ParallelEnv):
             ang = mag = self._no_noise
         pref = np.empty((n, 2))
         preferred_velocities(pos0, self._targets, self._pref_speed, self._max_speed, ang, mag, live,
-                         act, self._world_frame, pref)
+                         act, self._world_frame, self._residual, pref)
         sim.set_pref_velocities(pref)
         active0 = sim.active.copy()
         sim.step()
@@ -995,8 +996,9 @@ class OrcaEnv(ParallelEnv):
         """Pure-ORCA actions for the live agents.
 
         Each action is the goal-directed preferred velocity (towards the waypoint with guidance)
-        at ``pref_speed``, in action units and frame. With the safety layer, stepping with these
-        actions is exactly an ORCA crowd agent without the noise.
+        at ``pref_speed``, in action units and frame; with ``action: residual`` it is zero (the
+        residual on that velocity). With the safety layer, stepping with these actions is
+        exactly an ORCA crowd agent without the noise.
 
         Returns:
             ``{agent: (2,) float32 action}`` for the live agents.
@@ -1007,6 +1009,8 @@ class OrcaEnv(ParallelEnv):
         if self.sim is None:
             raise RuntimeError("heuristic_actions() called before reset()")
         live = self._live
+        if self._residual:
+            return {a: np.zeros(2, dtype=np.float32) for a in self.agents}
         to_t = self._targets[live] - self.sim.positions[live]
         d = np.linalg.norm(to_t, axis=1)
         v = to_t * np.minimum(1.0, self._pref_speed[live] / np.maximum(d, 1e-12))[:, None]

@@ -388,5 +388,10 @@ class Mixture:
                                          f"features (set observation: {{layout: universal, "
                                          f"num_agents: K, num_obstacles: M}} next to mixture "
                                          f"to apply them to every entry)")
+                    if env.config.action != first.config.action:
+                        raise ValueError(f"{label} has action: {env.config.action}, but "
+                                         f"{first_label} has action: {first.config.action}: "
+                                         f"one policy acts in every entry, so they must agree "
+                                         f"(set action next to mixture)")
                 probes.append(env)
         return first, probes

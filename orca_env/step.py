@@ -64,12 +64,16 @@ def clip_actions(act):
 
 @njit(cache=True)
 def preferred_velocities(pos0, targets, pref_speed, max_speed, noise_ang, noise_mag, live, act,
-                         world_frame, out):
+                         world_frame, residual, out):
     """Preferred velocities of every slot for one env step.
 
     Scripted slots steer to their target at ``pref_speed`` (the goal vector, shortened when
     longer) plus RVO2's noise; learned slots take their action, rotated from their observation
-    frame (:mod:`orca_env.frames`) into the world, times their max speed.
+    frame (:mod:`orca_env.frames`) into the world, times their max speed. With ``residual``
+    (config ``action: residual``) a learned slot's action, times twice its max speed, is added
+    to the goal-directed preferred velocity a scripted slot would have, and the sum is
+    shortened to the max speed: action 0 is pure ORCA, and every velocity up to the max speed
+    is reachable whatever the goal direction.
 
     Args:
         pos0: (n, 2) float64 positions, m.
@@ -81,6 +85,7 @@ def preferred_velocities(pos0, targets, pref_speed, max_speed, noise_ang, noise_
         live: (L,) int64 slots of the live learned agents.
         act: (L, 2) float64 actions, norm <= 1.
         world_frame: actions are in the world frame.
+        residual: actions are residuals on the goal-directed preferred velocity.
         out: (n, 2) float64 output, m/s.
     """
     n = pos0.shape[0]
@@ -99,8 +104,18 @@ def preferred_velocities(pos0, targets, pref_speed, max_speed, noise_ang, noise_
         i = live[k]
         ex, ey = frame_axis(targets[i, 0] - pos0[i, 0], targets[i, 1] - pos0[i, 1], world_frame)
         ax, ay = from_frame(act[k, 0], act[k, 1], ex, ey)
-        out[i, 0] = ax * max_speed[i]
-        out[i, 1] = ay * max_speed[i]
+        if residual:
+            vx = out[i, 0] + 2.0 * ax * max_speed[i]
+            vy = out[i, 1] + 2.0 * ay * max_speed[i]
+            norm = np.sqrt(vx * vx + vy * vy)
+            if norm > max_speed[i]:
+                vx *= max_speed[i] / norm
+                vy *= max_speed[i] / norm
+            out[i, 0] = vx
+            out[i, 1] = vy
+        else:
+            out[i, 0] = ax * max_speed[i]
+            out[i, 1] = ay * max_speed[i]
 
 
 @njit(cache=True)

@@ -67,7 +67,8 @@ def _world_step(b, n, nl_max, stat, params, state, tele, obst_all, obst_off, box
         scratch: (nodes (begin, end, left, right, box) of B * max(2n - 1, 1) rows, new_vel).
         cfg: (time_step, max_nbr_cap, world_frame, tol, terminate, last_step, speed_fraction,
             window, end_episode, kk, mm, range_sq, discomfort_dist, weights, low, high,
-            timeout_first, crowdnav_collisions, tol_rel, universal, obs_range): ``last_step`` and
+            timeout_first, crowdnav_collisions, tol_rel, universal, obs_range, residual):
+            ``last_step`` and
             ``timeout_first`` as ``OrcaEnv._last_step`` and ``_timeout_first`` (config
             ``time_limit_rule``), ``crowdnav_collisions`` for ``collision_check: crowdnav``,
             ``tol`` and ``tol_rel`` the absolute and relative parts of ``collision_tolerance``,
@@ -82,7 +83,7 @@ def _world_step(b, n, nl_max, stat, params, state, tele, obst_all, obst_off, box
      parked_a, stall_a, slot_status_a, step_count, alive) = state
     (time_step, max_nbr_cap, world_frame, tol, terminate, last_step, speed_fraction, window,
      end_episode, kk, mm, range_sq, discomfort_dist, weights, low, high, timeout_first,
-     crowdnav_collisions, tol_rel, universal, obs_range) = cfg
+     crowdnav_collisions, tol_rel, universal, obs_range, residual) = cfg
     act_all, ang_all, mag_all = inputs
     obs_o, reward_o, term_o, trunc_o, status_o, weighted_o, sep_o, hit_o, renew_a, world_done = \
         outs
@@ -131,7 +132,7 @@ def _world_step(b, n, nl_max, stat, params, state, tele, obst_all, obst_off, box
     vel0 = vel.copy() if crowdnav_collisions else np.empty((0, 2))
     # Without noise ang_all and mag_all are empty, and so are their slices (no noise).
     preferred_velocities(pos0, goals, pref_speed_a[a0:a1], max_speed, ang_all[a0:a1],
-                         mag_all[a0:a1], live, act, world_frame, pref)
+                         mag_all[a0:a1], live, act, world_frame, residual, pref)
     active0 = active.copy()
     wparams = (params[0][a0:a1], params[1][a0:a1], params[2][a0:a1], params[3][a0:a1],
                params[4][a0:a1], params[5][a0:a1], params[6][a0:a1], params[7][a0:a1],
@@ -384,7 +385,8 @@ class OrcaVectorEnv(VectorEnv):
                      int(e.num_obs_agents), int(e.num_obs_obstacles), float(e.obs_range) ** 2,
                      float(cfg.rewards.discomfort_dist), e._weights.copy(), e._obs_low.copy(),
                      e._obs_high.copy(), bool(e._timeout_first), bool(e._crowdnav_collisions),
-                     float(e._tol_rel), bool(e.universal_layout), float(e.obs_range))
+                     float(e._tol_rel), bool(e.universal_layout), float(e.obs_range),
+                     bool(e._residual))
         # State, (B * n, ...) rows.
         z = np.zeros
         self._pos, self._vel, self._pref = z((B * n, 2)), z((B * n, 2)), z((B * n, 2))

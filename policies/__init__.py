@@ -15,9 +15,10 @@ action dict ``{agent: (2,) action}`` for exactly the live agents ``env.agents``,
 
 ``make_policy(name_or_path)`` builds one from a name (``orca``, ``random``, ``shipped``) or a
 path; ``load_policy(model_path, env)`` is the default loader of :mod:`orca_env.evaluation`
-(``--policy run/model.zip`` uses it). ``load_policy.observation_settings(model_path)``
-(:func:`observation_settings`) gives the observation settings of a model trained with the
-universal layout, which evaluation applies to the env so that the model runs on any config.
+(``--policy run/model.zip`` uses it). ``load_policy.env_settings(model_path)``
+(:func:`env_settings`) gives the env config keys a model needs (its ``action`` mode and, for a
+model trained with the universal layout, its observation settings), which evaluation applies to
+the env so that the model runs on any config.
 The shipped models live in ``trained/`` (package data).
 
 The sources sit in the repository's top-level ``policies/`` folder, installed as
@@ -29,7 +30,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["make_policy", "load_policy", "observation_settings", "TRAINED_DIR", "SHIPPED_MODEL"]
+__all__ = ["make_policy", "load_policy", "env_settings", "observation_settings", "TRAINED_DIR",
+           "SHIPPED_MODEL"]
 
 #: Folder of the shipped trained policies (``train.py --ship`` writes ``<name>/`` here).
 TRAINED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "trained")
@@ -83,15 +85,16 @@ def load_policy(model_path: str, env: Any = None):
     return load(model_path, env=env)
 
 
-def observation_settings(model_path: str | os.PathLike) -> dict | None:
-    """The observation settings a model needs from any env, if it was trained with them.
+def env_settings(model_path: str | os.PathLike) -> dict | None:
+    """The env config keys a model needs from any env it acts in.
 
-    For a model trained with ``observation.layout: universal`` (directly or in every entry of a
-    ``mixture``) this is ``{"layout": "universal", "frame", "num_agents", "num_obstacles"}``
-    (:func:`orca_env.config.universal_observation`): applied to any env config, they give it the
-    model's observation space, so :func:`orca_env.evaluation.evaluate` applies them before it
-    builds the env (``orca-env eval CONFIG --policy RUN`` runs such a model on every config).
-    ``None`` for any other model (it runs on the configs whose observations match its own).
+    :func:`orca_env.config.policy_settings` of the env config the model was trained with:
+    ``{"action": ...}`` (what its actions mean) plus ``"observation"`` for a model trained with
+    ``observation.layout: universal`` (directly or in every entry of a ``mixture``). Applied to
+    any env config, they give it the model's observation space and action semantics, so
+    :func:`orca_env.evaluation.evaluate` and ``orca-env bench`` apply them before they build the
+    env (``orca-env eval CONFIG --policy RUN`` runs such a model on every config). ``None`` when
+    the run has no readable env config (the loader reports that).
 
     Args:
         model_path: Run folder, ``model.zip``, checkpoint, or RLlib run folder.
@@ -100,7 +103,7 @@ def observation_settings(model_path: str | os.PathLike) -> dict | None:
         FileNotFoundError: If there is no model at ``model_path``.
         ValueError: If the run's ``config.yaml`` is not a mapping or its env config is invalid.
     """
-    from orca_env.config import load_yaml, universal_observation  # noqa: PLC0415
+    from orca_env.config import load_yaml, policy_settings  # noqa: PLC0415
     from orca_env.training.run_folder import CONFIG_FILE, resolve_model  # noqa: PLC0415
 
     from .rllib import is_rllib_run  # noqa: PLC0415
@@ -120,7 +123,28 @@ def observation_settings(model_path: str | os.PathLike) -> dict | None:
     env = config.get("env")
     if not isinstance(env, dict):
         return None
-    return universal_observation(env)
+    return policy_settings(env)
 
 
+def observation_settings(model_path: str | os.PathLike) -> dict | None:
+    """The observation settings a model needs from any env, if it was trained with them.
+
+    The ``observation`` part of :func:`env_settings`: for a model trained with
+    ``observation.layout: universal`` (directly or in every entry of a ``mixture``) this is
+    ``{"layout": "universal", "frame", "num_agents", "num_obstacles"}``
+    (:func:`orca_env.config.universal_observation`); ``None`` for any other model (it runs on
+    the configs whose observations match its own).
+
+    Args:
+        model_path: Run folder, ``model.zip``, checkpoint, or RLlib run folder.
+
+    Raises:
+        FileNotFoundError: If there is no model at ``model_path``.
+        ValueError: If the run's ``config.yaml`` is not a mapping or its env config is invalid.
+    """
+    settings = env_settings(model_path)
+    return None if settings is None else settings.get("observation")
+
+
+load_policy.env_settings = env_settings
 load_policy.observation_settings = observation_settings

@@ -58,7 +58,7 @@ def check_env(model: Any, config: dict, env: Any, model_path: str) -> None:
         model_path: The model's path, for the messages.
 
     Raises:
-        ValueError: If the model's observation shape differs from the env's.
+        ValueError: If the model's observation shape or ``action`` mode differs from the env's.
 
     Warns:
         UserWarning: If the env's ``observation`` or ``groups`` config differs from the one the
@@ -67,7 +67,11 @@ def check_env(model: Any, config: dict, env: Any, model_path: str) -> None:
             config: then only its layout settings (:func:`orca_env.config.universal_observation`)
             are compared.
     """
-    from orca_env.config import load_config, universal_observation  # noqa: PLC0415
+    from orca_env.config import (  # noqa: PLC0415
+        load_config,
+        policy_settings,
+        universal_observation,
+    )
 
     saved = config.get("env")
     want = tuple(model.observation_space.shape)
@@ -95,6 +99,12 @@ def check_env(model: Any, config: dict, env: Any, model_path: str) -> None:
         warnings.warn(f"model {model_path!r}: its saved env config is not valid any more "
                       f"({exc}); cannot compare it with the env's", UserWarning, stacklevel=3)
         return
+    acts, acts_here = policy_settings(trained_cfg)["action"], policy_settings(env.config)["action"]
+    if acts != acts_here:
+        raise ValueError(f"model {model_path!r} was trained with action: {acts}, but the env "
+                         f"has action: {acts_here}; its actions would mean something else "
+                         f"(orca-env eval and evaluate() apply the model's action mode by "
+                         f"themselves)")
     universal = universal_observation(trained_cfg)
     if universal is not None:
         # Made to run on every config: only the settings that define the layout must agree.

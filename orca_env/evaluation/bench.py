@@ -63,11 +63,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import __version__
+from ..config import apply_policy_settings
 from ..files import atomic_path, atomic_write_text
 from .metrics import METRICS, format_ci, report_hash, report_json
 from .overrides import config_overrides
 from .plots import require_matplotlib
-from .suite import EVAL_SEEDS, evaluate, policy_observation, prepare_out_dir, resolve_policy
+from .suite import EVAL_SEEDS, evaluate, policy_settings, prepare_out_dir, resolve_policy
 
 __all__ = ["BENCH_FORMAT", "DEFAULT_SUITE", "HEADLINE", "SuiteEntry", "Suite", "BenchPolicy",
            "load_suite", "run_bench", "write_bench", "format_markdown", "bench_figure",
@@ -449,17 +450,13 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
         resolved: dict[str, Any] = {}
         runs = []
         for p, lab in zip(pols, labels, strict=True):
-            over = dict(e.overrides)
-            # A model trained with the universal observation layout brings its settings to
+            # A model brings its action mode and (universal layout) observation settings to
             # every entry (as evaluate does for a policy given by name).
-            trained_obs = policy_observation(p.spec)
-            if trained_obs:
-                given = over.get("observation")
-                over["observation"] = {**trained_obs, **(given if isinstance(given, dict)
-                                                         else {})}
+            trained = policy_settings(p.spec)
+            over = apply_policy_settings(e.overrides, trained)
             if p.spec not in resolved:
                 try:
-                    penv = env if not trained_obs else \
+                    penv = env if not trained else \
                         OrcaEnv(e.path, **{**over, "render_mode": None})
                     resolved[p.spec] = resolve_policy(p.spec, None, penv)
                 except ValueError as exc:  # its message names the policy

@@ -66,6 +66,7 @@ import numpy as np
 from .. import __version__
 from ..baselines import OrcaPolicy, RandomPolicy
 from ..codes import STATUSES, Population, Status
+from ..config import apply_policy_settings
 from ..files import atomic_write_text
 from .episode_log import EpisodeRecorder, check_size, snapshot
 from .metrics import ALL_METRICS, METRICS, aggregate, report_json, write_csv
@@ -73,7 +74,8 @@ from .plots import plot_trajectories, require_matplotlib
 
 __all__ = ["EVAL_SEED_BASE", "EVAL_SEEDS", "DEFAULT_LOADER", "REPORT_FORMAT", "Policy",
            "OrcaPolicy", "RandomPolicy", "eval_seeds", "is_eval_seed", "resolve_policy",
-           "run_episode", "evaluate", "prepare_out_dir", "check_extras", "policy_observation"]
+           "run_episode", "evaluate", "prepare_out_dir", "check_extras", "policy_observation",
+           "policy_settings"]
 
 #: First evaluation seed; episode k uses EVAL_SEED_BASE + k.
 EVAL_SEED_BASE = 10_000
@@ -180,23 +182,24 @@ def resolve_policy(spec: Any, model: str | os.PathLike | None = None,
     return policy, str(name)
 
 
-def policy_observation(spec: Any, model: str | os.PathLike | None = None) -> dict | None:
-    """Observation settings a policy needs from every env, before the env is built.
+def policy_settings(spec: Any, model: str | os.PathLike | None = None) -> dict | None:
+    """Env config keys a policy needs from every env, before the env is built.
 
-    A loader may define ``observation_settings(model_path) -> dict | None``: the observation
-    config keys the model was trained with, when they must be applied to any env it acts in
-    (the default loader's :func:`orca_env.policies.observation_settings` returns them for models
-    trained with ``observation.layout: universal``). :func:`evaluate` merges them into the env's
-    ``observation`` section (explicit ``overrides`` still win), so such a model runs on every
-    config.
+    A loader may define ``env_settings(model_path) -> dict | None``: the env config keys the
+    model was trained with that must hold in any env it acts in (the default loader's
+    :func:`orca_env.policies.env_settings`: its ``action`` mode and, for models trained with
+    ``observation.layout: universal``, the ``observation`` settings). A loader with only the
+    older hook ``observation_settings(model_path) -> dict | None`` gives ``{"observation":
+    ...}``. :func:`evaluate` and ``orca-env bench`` apply them
+    (:func:`orca_env.config.apply_policy_settings`; explicit ``overrides`` still win), so such a
+    model runs on every config.
 
     Args:
         spec: As for :func:`resolve_policy`.
         model: As for :func:`resolve_policy`.
 
     Returns:
-        The settings, or ``None`` (built-in policies, plain callables, loaders without the hook,
-        models trained with other observation settings).
+        The settings, or ``None`` (built-in policies, plain callables, loaders without a hook).
     """
     if (spec in ("orca", "random") and model is None) or not isinstance(spec, str) \
             and model is None:
@@ -208,14 +211,25 @@ def policy_observation(spec: Any, model: str | os.PathLike | None = None) -> dic
     if not os.path.exists(model):
         return None  # resolve_policy reports the missing model
     loader = _import_object(spec) if isinstance(spec, str) else spec
-    hook = getattr(loader, "observation_settings", None)
-    if not callable(hook):
+    for name in ("env_settings", "observation_settings"):
+        hook = getattr(loader, name, None)
+        if callable(hook):
+            break
+    else:
         return None
     settings = hook(os.fspath(model))
     if settings is not None and not isinstance(settings, dict):
-        raise ValueError(f"loader {spec!r}: observation_settings must return a mapping of "
-                         f"observation config keys or None, got {type(settings).__name__}")
+        raise ValueError(f"loader {spec!r}: {name} must return a mapping of config keys or "
+                         f"None, got {type(settings).__name__}")
+    if name == "observation_settings":
+        return None if settings is None else {"observation": settings}
     return settings
+
+
+def policy_observation(spec: Any, model: str | os.PathLike | None = None) -> dict | None:
+    """The ``observation`` part of :func:`policy_settings` (``None`` when it has none)."""
+    settings = policy_settings(spec, model)
+    return None if settings is None else settings.get("observation")
 
 
 # -- one episode -------------------------------------------------------------------------------
@@ -422,9 +436,9 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
 
     Args:
         config: A YAML path, dict or ``EnvConfig`` (as ``OrcaEnv`` takes it).
-        policy: See :func:`resolve_policy`. A model trained with ``observation.layout:
-            universal`` has its observation settings applied to the env first
-            (:func:`policy_observation`), so it runs on any config.
+        policy: See :func:`resolve_policy`. A model's ``action`` mode and, when it was
+            trained with ``observation.layout: universal``, its observation settings are
+            applied to the env first (:func:`policy_settings`), so it runs on any config.
         episodes: Number of episodes (seeds ``eval_seeds(episodes)``) when ``seeds`` is None.
         seeds: Explicit seeds (must all be evaluation seeds).
         model: A saved model, for a loader ``policy``.
@@ -491,11 +505,8 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
     check_extras(videos=bool(videos), plots=bool(trajectories))
     kwargs = dict(overrides or {})
     kwargs["render_mode"] = None
-    # A model trained with the universal observation layout brings its settings to any config.
-    trained_obs = policy_observation(policy, model)
-    if trained_obs:
-        given = kwargs.get("observation")
-        kwargs["observation"] = {**trained_obs, **(given if isinstance(given, dict) else {})}
+    # A model brings its action mode and (universal layout) observation settings to any config.
+    kwargs = apply_policy_settings(kwargs, policy_settings(policy, model))
     env = OrcaEnv(config, **kwargs)
     if seeds is None:
         seeds = eval_seeds(int(episodes))

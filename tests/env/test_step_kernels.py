@@ -56,12 +56,13 @@ def test_goals_and_stalls_kernel_matches_python(n):
 
 @pytest.mark.parametrize("n", [7, 129])
 @pytest.mark.parametrize("world_frame", [False, True])
-def test_preferred_velocities_kernel_matches_python(n, world_frame):
+@pytest.mark.parametrize("residual", [False, True])
+def test_preferred_velocities_kernel_matches_python(n, world_frame, residual):
     rng = np.random.default_rng(n)
     live = np.arange(0, n, 2, dtype=np.int64)
     args = (rng.normal(size=(n, 2)), rng.normal(size=(n, 2)), np.ones(n), np.full(n, 1.5),
             rng.uniform(0, 6, n), rng.uniform(0, 1e-4, n), live,
-            rng.uniform(-1, 1, (live.size, 2)), world_frame, np.zeros((n, 2)))
+            rng.uniform(-1, 1, (live.size, 2)), world_frame, residual, np.zeros((n, 2)))
     _assert_same(*_both(preferred_velocities, *args))
 
 

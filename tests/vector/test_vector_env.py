@@ -211,3 +211,17 @@ def test_universal_layout_and_relative_tolerance_bit_identical(config, kw):
     assert env.universal_layout and (env._tol_abs, env._tol_rel) == (0.002, 0.02)
     resets, finished, _ = _run_pair(config, 2, 150, seed=4, **kw)
     assert finished > 0
+
+
+def test_residual_actions_bit_identical():
+    # action: residual (a correction to pure ORCA's preferred velocity), with and without the
+    # safety layer; random residuals every other step, zero (pure ORCA) otherwise.
+    resets, finished, _ = _run_pair("bottleneck", 2, 200, seed=3, random_every=2,
+                                    action="residual", guidance=False)
+    assert finished > 0
+    small = {"radius": 0.3, "max_speed": 1.0, "pref_speed": 1.0, "neighbor_dist": 4.0}
+    groups = [{"population": "learned", "count": 4, "safety_layer": False, **small},
+              {"population": "orca", "count": 8, **small}]
+    resets, finished, _ = _run_pair("circle_dense", 2, 150, seed=8, random_every=2,
+                                    action="residual", groups=groups)
+    assert finished > 0
