@@ -1,7 +1,9 @@
-"""The shipped generalist (policies/trained/generalist) acts on every entry of the standard suite.
+"""The shipped generalists act on every entry of the standard suite.
 
-It was trained by ``python train.py --config configs/train/generalist.yaml --ship`` on a mixture
-of the suite's scenarios with the universal observation layout and the ORCA safety layer. Here
+``policies/trained/generalist`` was trained by ``python train.py --config
+configs/train/generalist.yaml --ship`` on a mixture of the suite's scenarios with the universal
+observation layout and the ORCA safety layer; ``generalist_residual`` likewise from
+``generalist_residual.yaml``, with residual actions (a correction to pure ORCA's velocity). Here
 it runs one short episode on every suite entry (the large RVO2 entries cut to a few steps, the
 others to at most 60), with the observation settings bench brings to a universal-layout model,
 and it must beat pure ORCA where that is cheap to check: the dense crossing on the suite's own
@@ -15,13 +17,15 @@ import pytest
 
 pytest.importorskip("stable_baselines3")
 
-from orca_env.policies import TRAINED_DIR, observation_settings  # noqa: E402
+from orca_env.policies import TRAINED_DIR, env_settings, observation_settings  # noqa: E402
 
 from orca_env.evaluation.bench import BenchPolicy, load_suite, run_bench  # noqa: E402
 from orca_env.evaluation.suite import is_eval_seed  # noqa: E402
 from orca_env.training.config import REPO_ROOT, load_train_config  # noqa: E402
 
-GENERALIST = os.path.join(TRAINED_DIR, "generalist")
+#: Shipped name -> its action mode.
+SHIPPED = {"generalist": "velocity", "generalist_residual": "residual"}
+both = pytest.mark.parametrize("name", sorted(SHIPPED))
 SETTINGS = {"layout": "universal", "frame": "goal", "num_agents": 6, "num_obstacles": 4}
 
 
@@ -38,14 +42,18 @@ def _rates(report, entry, label):
     return {k: agg[k]["mean"] for k in ("success_rate", "collision_rate", "deadlock_rate")}
 
 
-def test_the_shipped_generalist_has_the_universal_settings():
-    assert os.path.isfile(os.path.join(GENERALIST, "model.zip"))
-    assert observation_settings(GENERALIST) == SETTINGS
+@both
+def test_the_shipped_generalist_has_the_universal_settings(name):
+    path = os.path.join(TRAINED_DIR, name)
+    assert os.path.isfile(os.path.join(path, "model.zip"))
+    assert observation_settings(path) == SETTINGS
+    assert env_settings(path) == {"observation": SETTINGS, "action": SHIPPED[name]}
 
 
-def test_the_shipped_generalist_matches_its_training_config_and_its_seeds():
-    shipped = load_train_config(os.path.join(GENERALIST, "config.yaml"))
-    repo = load_train_config(os.path.join(REPO_ROOT, "configs", "train", "generalist.yaml"))
+@both
+def test_the_shipped_generalist_matches_its_training_config_and_its_seeds(name):
+    shipped = load_train_config(os.path.join(TRAINED_DIR, name, "config.yaml"))
+    repo = load_train_config(os.path.join(REPO_ROOT, "configs", "train", f"{name}.yaml"))
     for key in ("env", "algo", "n_envs", "n_timesteps", "seed", "hyperparams", "policy_kwargs",
                 "normalize"):
         assert shipped[key] == repo[key], key
@@ -54,23 +62,34 @@ def test_the_shipped_generalist_matches_its_training_config_and_its_seeds():
                                                   shipped["seed"] + shipped["n_envs"]))
 
 
-def test_it_runs_on_every_entry_of_the_standard_suite():
+def test_the_two_configs_differ_only_in_the_action():
+    a, b = (load_train_config(os.path.join(REPO_ROOT, "configs", "train", f"{n}.yaml"))
+            for n in sorted(SHIPPED))
+    assert a["env"]["mixture"] == b["env"]["mixture"] and a["env"]["rewards"] == b["env"]["rewards"]
+    assert a.get("env", {}).get("action", "velocity") == "velocity"
+    assert b["env"]["action"] == "residual"
+    assert a["hyperparams"] == b["hyperparams"] and a["n_timesteps"] == b["n_timesteps"]
+
+
+@both
+def test_it_runs_on_every_entry_of_the_standard_suite(name):
     suite = load_suite("standard")
     small = dataclasses.replace(suite, entries=tuple(_short(e) for e in suite.entries))
-    rep = run_bench(small, [BenchPolicy(GENERALIST)])
+    rep = run_bench(small, [BenchPolicy(os.path.join(TRAINED_DIR, name))])
     assert set(rep["results"]) == {e.name for e in suite.entries}
-    for name, res in rep["results"].items():
+    for entry, res in rep["results"].items():
         (agg,) = res.values()
-        assert agg["success_rate"]["n"] == 1, name
+        assert agg["success_rate"]["n"] == 1, entry
         assert 0.0 <= agg["success_rate"]["mean"] <= 1.0
 
 
-def test_it_beats_pure_orca_on_the_dense_crossings():
+@both
+def test_it_beats_pure_orca_on_the_dense_crossings(name):
     suite = load_suite("standard")
     picked = tuple(dataclasses.replace(e, episodes=2) for e in suite.entries
                    if e.name in ("circle_dense", "circle_nojitter"))
     rep = run_bench(dataclasses.replace(suite, entries=picked),
-                    [BenchPolicy(GENERALIST), BenchPolicy("orca")])
+                    [BenchPolicy(os.path.join(TRAINED_DIR, name)), BenchPolicy("orca")])
     label = rep["policies"][0]["label"]
     dense, dense_orca = (_rates(rep, "circle_dense", p) for p in (label, "orca"))
     assert dense["success_rate"] >= dense_orca["success_rate"] + 0.1, (dense, dense_orca)
