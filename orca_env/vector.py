@@ -68,10 +68,10 @@ def _world_step(b, n, nl_max, stat, params, state, tele, obst_all, obst_off, box
         cfg: (time_step, max_nbr_cap, world_frame, tol, terminate, last_step, speed_fraction,
             window, end_episode, kk, mm, range_sq, discomfort_dist, weights, low, high,
             timeout_first, crowdnav_collisions, tol_rel, universal, obs_range, residual):
-            ``last_step`` and
-            ``timeout_first`` as ``OrcaEnv._last_step`` and ``_timeout_first`` (config
-            ``time_limit_rule``), ``crowdnav_collisions`` for ``collision_check: crowdnav``,
-            ``tol`` and ``tol_rel`` the absolute and relative parts of ``collision_tolerance``,
+            ``last_step`` and ``timeout_first`` as ``OrcaEnv._last_step`` and
+            ``_timeout_first`` (config ``time_limit_rule``), ``crowdnav_collisions`` for
+            ``collision_check: crowdnav``, ``residual`` for ``action: residual``, ``tol`` and
+            ``tol_rel`` the absolute and relative parts of ``collision_tolerance``,
             ``universal`` for ``observation.layout: universal`` (``obs_range`` its unit, m).
         inputs: (act (B*L, 2) float64 clipped, noise_ang, noise_mag ((B*n,) or empty)).
         outs: (obs (B*L, D) float32, reward, term, trunc, status, weighted (B*L, T), sep,
