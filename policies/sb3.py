@@ -102,9 +102,10 @@ def check_env(model: Any, config: dict, env: Any, model_path: str) -> None:
     acts, acts_here = policy_settings(trained_cfg)["action"], policy_settings(env.config)["action"]
     if acts != acts_here:
         raise ValueError(f"model {model_path!r} was trained with action: {acts}, but the env "
-                         f"has action: {acts_here}; its actions would mean something else "
-                         f"(orca-env eval and evaluate() apply the model's action mode by "
-                         f"themselves)")
+                         f"has action: {acts_here}; its actions would mean something else: "
+                         f"build the env with action: {acts} (orca-env eval, bench and "
+                         f"evaluate() set it themselves unless the config or an override "
+                         f"sets another)")
     universal = universal_observation(trained_cfg)
     if universal is not None:
         # Made to run on every config: only the settings that define the layout must agree.
