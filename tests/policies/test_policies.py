@@ -70,23 +70,9 @@ def test_make_policy_names():
 
 
 @pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory):
+def tiny_run(tmp_path_factory, train_tiny):
     """A tiny trained run folder (model.zip, config.yaml, vecnormalize.npz) via training."""
-    pytest.importorskip("stable_baselines3")
-    import yaml
-
-    from orca_env.training import main
-
-    d = tmp_path_factory.mktemp("runs")
-    cfg_path = d / "tiny.yaml"
-    cfg_path.write_text(yaml.safe_dump({
-        "env": CFG, "n_envs": 2, "n_timesteps": 256, "seed": 0, "checkpoint_freq": 128,
-        "hyperparams": {"n_steps": 32, "batch_size": 64, "n_epochs": 1},
-        "policy_kwargs": {"net_arch": [16], "activation_fn": "relu"},
-        "eval": {"n_episodes": 2, "video": False}}))
-    run_dir = d / "run"
-    main(["--config", str(cfg_path), "--run-dir", str(run_dir), "--no-eval", "--no-progress"])
-    return run_dir
+    return train_tiny(tmp_path_factory.mktemp("runs"), CFG, checkpoint_freq=128)
 
 
 @pytest.mark.parametrize("which", ["dir", "zip", "checkpoint"])

@@ -21,23 +21,9 @@ ENV = {"scenario": "circle_v0", "action": "residual", "max_steps": 30,
 
 
 @pytest.fixture(scope="module")
-def residual_run(tmp_path_factory):
+def residual_run(tmp_path_factory, train_tiny):
     """A tiny PPO run with residual actions (the vector env backend)."""
-    pytest.importorskip("stable_baselines3")
-    import yaml
-
-    from orca_env.training import main
-
-    d = tmp_path_factory.mktemp("runs")
-    cfg_path = d / "residual.yaml"
-    cfg_path.write_text(yaml.safe_dump({
-        "env": ENV, "n_envs": 2, "n_timesteps": 192, "seed": 0, "checkpoint_freq": 192,
-        "hyperparams": {"n_steps": 32, "batch_size": 64, "n_epochs": 1},
-        "policy_kwargs": {"net_arch": [16], "activation_fn": "relu"},
-        "eval": {"n_episodes": 1, "video": False}}))
-    run_dir = d / "run"
-    main(["--config", str(cfg_path), "--run-dir", str(run_dir), "--no-progress", "--no-eval"])
-    return run_dir
+    return train_tiny(tmp_path_factory.mktemp("runs"), ENV, n_timesteps=192)
 
 
 def test_the_run_carries_its_action_mode(residual_run):

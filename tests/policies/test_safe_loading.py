@@ -10,7 +10,6 @@ import zipfile
 
 import numpy as np
 import pytest
-import yaml
 
 pytest.importorskip("stable_baselines3")
 
@@ -18,7 +17,6 @@ from orca_env.policies import SHIPPED_MODEL  # noqa: E402
 from orca_env.policies.sb3 import convert_legacy_normalizer, load  # noqa: E402
 
 import orca_env  # noqa: E402
-from orca_env.training import main  # noqa: E402
 from orca_env.training.model_files import (  # noqa: E402
     LegacyPickleError,
     load_normalizer,
@@ -41,16 +39,9 @@ class Marker:
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-    d = tmp_path_factory.mktemp("run")
-    cfg = d / "tiny.yaml"
-    cfg.write_text(yaml.safe_dump({
-        "env": ENV, "n_envs": 1, "n_timesteps": 128, "seed": 0, "checkpoint_freq": 64,
-        "hyperparams": {"n_steps": 32, "batch_size": 48, "n_epochs": 1},
-        "policy_kwargs": {"net_arch": [8], "activation_fn": "relu"},
-        "eval": {"n_episodes": 1, "video": False}}))
-    main(["--config", str(cfg), "--run-dir", str(d / "run"), "--no-eval", "--no-progress"])
-    return d / "run"
+def trained(tmp_path_factory, train_tiny):
+    return train_tiny(tmp_path_factory.mktemp("run"), ENV, n_envs=1, n_timesteps=128,
+                      checkpoint_freq=64, batch_size=48, net_arch=(8,))
 
 
 @pytest.fixture

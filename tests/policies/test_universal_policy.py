@@ -30,23 +30,9 @@ SETTINGS = {"layout": "universal", "frame": "goal", "num_agents": 6, "num_obstac
 
 
 @pytest.fixture(scope="module")
-def mixture_run(tmp_path_factory):
+def mixture_run(tmp_path_factory, train_tiny):
     """A tiny PPO run on a two-scenario mixture (the SB3 adapter's copies backend), evaluated."""
-    pytest.importorskip("stable_baselines3")
-    import yaml
-
-    from orca_env.training import main
-
-    d = tmp_path_factory.mktemp("runs")
-    cfg_path = d / "mixture.yaml"
-    cfg_path.write_text(yaml.safe_dump({
-        "env": MIXTURE, "n_envs": 2, "n_timesteps": 256, "seed": 0, "checkpoint_freq": 256,
-        "hyperparams": {"n_steps": 32, "batch_size": 64, "n_epochs": 1},
-        "policy_kwargs": {"net_arch": [16], "activation_fn": "relu"},
-        "eval": {"n_episodes": 2, "video": False}}))
-    run_dir = d / "run"
-    main(["--config", str(cfg_path), "--run-dir", str(run_dir), "--no-progress"])
-    return run_dir
+    return train_tiny(tmp_path_factory.mktemp("runs"), MIXTURE, evaluate=True)
 
 
 def test_the_run_trains_and_compares_on_the_mixture(mixture_run):
