@@ -311,6 +311,10 @@ class ObservationConfig:
                      "defaults and finite bounds that depend on K and M only, so that one "
                      "policy runs in every scenario", kind=str,
                      choices=("metric", "universal"))
+    time: bool = _f(False, "append the elapsed fraction of the episode's time limit (0 at "
+                    "reset, 1 on the last step) as the observation's last feature: with a "
+                    "time limit the best action depends on the time left (Pardo et al. 2018, "
+                    "'Time Limits in Reinforcement Learning')", kind=bool)
 
 
 @dataclass
@@ -468,8 +472,9 @@ class EnvConfig:
         Keys added after canonical reports (``metrics.json``) existed are left out while they
         hold their default (:data:`_LATER_KEYS`: ``rewards.extra`` while empty, the groups'
         visibility, padding and ``randomize_attributes``, ``time_limit_rule``,
-        ``collision_check``, ``action`` and ``observation.layout``), so configs that do not use them
-        serialise as they did before the keys existed and their reports keep their bytes.
+        ``collision_check``, ``action``, ``observation.layout`` and ``observation.time``), so
+        configs that do not use them serialise as they did before the keys existed and their
+        reports keep their bytes.
         Loading the dict back gives the same config.
         """
         if self.mixture is not None:
@@ -493,7 +498,7 @@ class EnvConfig:
 #: Keys that :meth:`EnvConfig.to_dict` leaves out at these (default) values.
 _LATER_KEYS = {"env": {"time_limit_rule": "steps", "collision_check": "swept", "mixture": None,
                        "action": "velocity"},
-               "observation": {"layout": "metric"},
+               "observation": {"layout": "metric", "time": False},
                "group": {"avoids": None, "visible_to": None, "orca_padding": 0.0,
                          "randomize_attributes": False}}
 
@@ -577,11 +582,11 @@ def universal_observation(config: Any) -> dict | None:
 
     Returns:
         ``{"layout": "universal", "frame", "num_agents", "num_obstacles"}`` (K and M resolved:
-        the universal defaults when unset) when ``config`` observes with the universal layout,
-        else ``None``. ``range`` is left out: in the universal layout it is the unit of lengths,
-        each scenario's own. Applied to any other config, these settings give it the very
-        observation space of ``config``: evaluation does so for a model trained with them
-        (``orca-env eval CONFIG --policy RUN``).
+        the universal defaults when unset; plus ``"time": True`` with ``observation.time``)
+        when ``config`` observes with the universal layout, else ``None``. ``range`` is left
+        out: in the universal layout it is the unit of lengths, each scenario's own. Applied to
+        any other config, these settings give it the very observation space of ``config``:
+        evaluation does so for a model trained with them (``orca-env eval CONFIG --policy RUN``).
     """
     cfg = config if isinstance(config, EnvConfig) else load_config(config)
     if cfg.mixture is not None:  # every entry has the same (OrcaEnv checks it)
@@ -589,11 +594,14 @@ def universal_observation(config: Any) -> dict | None:
     ob = cfg.observation
     if ob.layout != "universal":
         return None
-    return {"layout": "universal", "frame": ob.frame,
-            "num_agents": UNIVERSAL_DEFAULTS["num_agents"] if ob.num_agents is None
-            else ob.num_agents,
-            "num_obstacles": UNIVERSAL_DEFAULTS["num_obstacles"] if ob.num_obstacles is None
-            else ob.num_obstacles}
+    out = {"layout": "universal", "frame": ob.frame,
+           "num_agents": UNIVERSAL_DEFAULTS["num_agents"] if ob.num_agents is None
+           else ob.num_agents,
+           "num_obstacles": UNIVERSAL_DEFAULTS["num_obstacles"] if ob.num_obstacles is None
+           else ob.num_obstacles}
+    if ob.time:
+        out["time"] = True
+    return out
 
 
 def policy_settings(config: Any) -> dict:
@@ -605,8 +613,9 @@ def policy_settings(config: Any) -> dict:
     Returns:
         ``{"action": "velocity" | "residual"}`` (what the policy's actions mean), plus
         ``"observation"``: :func:`universal_observation` when ``config`` observes with the
-        universal layout. Evaluation merges them into the env config before it builds the env
-        (keys given explicitly still win; the model's loader then refuses a mismatch).
+        universal layout, else ``{"time": True}`` when it observes the time. Evaluation merges
+        them into the env config before it builds the env (keys given explicitly still win; the
+        model's loader then refuses a mismatch).
     """
     cfg = config if isinstance(config, EnvConfig) else load_config(config)
     if cfg.mixture is not None:  # every entry has the same (OrcaEnv checks it)
@@ -615,6 +624,8 @@ def policy_settings(config: Any) -> dict:
     universal = universal_observation(cfg)
     if universal is not None:
         out["observation"] = universal
+    elif cfg.observation.time:
+        out["observation"] = {"time": True}
     return out
 
 

@@ -23,12 +23,14 @@ from .frames import frame_axes, world_to_frame
 from .guidance import Roadmap
 from .mixture import Mixture
 from .observations import (
+    TIME_FEATURE,
     UNIVERSAL_DEFAULTS,
     build_observations,
     build_observations_universal,
     make_space,
     make_universal_space,
     nearest_clearances,
+    time_fraction,
 )
 from .rewards import TERMS, extra_weights, reward_terms, term_dicts
 from .scenarios import SpawnError, make_scenario
@@ -235,12 +237,12 @@ class OrcaEnv(ParallelEnv):
         r_max = self._radius_max
         if self.universal_layout:
             space = make_universal_space(self.num_obs_agents, self.num_obs_obstacles,
-                                         self._extra_obs)
+                                         self._obs_features)
             self.observation_spaces = {a: space for a in self.possible_agents}
         else:
             self.observation_spaces = {
                 a: make_space(self.num_obs_agents, self.num_obs_obstacles, self.obs_range, v_max,
-                              r_max, self._extra_obs) for a in self.possible_agents}
+                              r_max, self._obs_features) for a in self.possible_agents}
         self.action_spaces = {a: spaces.Box(-1.0, 1.0, (2,), dtype=np.float32)
                               for a in self.possible_agents}
         self._obs_low = self.observation_spaces[self.possible_agents[0]].low
@@ -300,6 +302,9 @@ class OrcaEnv(ParallelEnv):
         #: Names of the reward terms, built-in then the scenario's, as in ``reward_terms``.
         self.reward_term_names = TERMS + self._extra_terms
         self._extra_obs = tuple(sc.EXTRA_OBSERVATIONS)
+        # Features after the agents and segments: the scenario's, then the time (observation.time).
+        self._time_obs = bool(ob.time)
+        self._obs_features = self._extra_obs + ((TIME_FEATURE,) if self._time_obs else ())
         self.state_space = spaces.Box(-np.inf, np.inf, (self._n * STATE_FEATURES,),
                                       dtype=np.float32)
 
@@ -630,8 +635,11 @@ class OrcaEnv(ParallelEnv):
                                self._obs_low, self._obs_high, out)
         if self._extra_obs:
             f = self._hook_output("observation_features", slots, len(self._extra_obs))
-            b = self._obs_low.shape[0] - len(self._extra_obs)
-            out[:, b:] = np.clip(f.astype(np.float32), self._obs_low[b:], self._obs_high[b:])
+            b = self._obs_low.shape[0] - len(self._obs_features)
+            e = b + len(self._extra_obs)
+            out[:, b:e] = np.clip(f.astype(np.float32), self._obs_low[b:e], self._obs_high[b:e])
+        if self._time_obs:
+            out[:, -1] = time_fraction(self._step_count, self._last_step)
         return out, sep_a, sep
 
     def _hook_output(self, hook: str, slots: np.ndarray, width: int) -> np.ndarray:

@@ -20,6 +20,7 @@ index              meaning                                                     m
 8 + 6K + 5m + 2,3  m-th nearest obstacle segment: unit direction               -1       1
 8 + 6K + 5m + 4    m-th nearest obstacle segment: present (1) or padding (0)   0        1
 8 + 6K + 5M + j    the scenario's j-th own feature (``EXTRA_OBSERVATIONS``)    low_j    high_j
+last (time: true)  elapsed fraction of the time limit, step / last step        0        1
 =================  ==========================================================  =======  ======
 
 ``V`` is the largest max speed and ``R`` the largest radius among all agents of the env.
@@ -55,11 +56,21 @@ index              meaning                                                     m
 8 + 6K + 5m + 2,3  m-th nearest obstacle segment: unit direction               -1       1
 8 + 6K + 5m + 4    m-th nearest obstacle segment: present (1) or padding (0)   0        1
 8 + 6K + 5M + j    the scenario's j-th own feature (``EXTRA_OBSERVATIONS``)    low_j    high_j
+last (time: true)  elapsed fraction of the time limit, step / last step        0        1
 =================  ==========================================================  =======  ======
 
 ``U`` = :data:`UNIVERSAL_REL_SPEED` = 4: neighbours up to three times as fast as the agent
 (CrowdNav's humans reach 1.5 m/s) stay inside it; faster ones are clipped. The scenario's own
 features keep their own units and bounds.
+
+Time (``observation.time: true``, either layout)
+------------------------------------------------
+One more feature after everything else: the step count over the step on which the episode
+times out (``max_steps``, or CrowdNav's rule with ``time_limit_rule: crowdnav``), 0 at reset
+and 1 on the last step (:data:`TIME_FEATURE`). An episode with a time limit is not stationary:
+whether to wait for a crowd to pass or to push through depends on the time left, which the
+rest of the observation does not tell (Pardo et al. 2018, "Time Limits in Reinforcement
+Learning"). Off by default, so existing policies keep their observation.
 """
 
 from __future__ import annotations
@@ -75,7 +86,8 @@ from .frames import AT_GOAL_EPS, frame_axis, to_frame
 
 __all__ = ["obs_size", "obs_bounds", "make_space", "build_observations", "OWN", "PER_AGENT",
            "PER_SEGMENT", "LAYOUTS", "UNIVERSAL_DEFAULTS", "UNIVERSAL_REL_SPEED",
-           "universal_bounds", "make_universal_space", "build_observations_universal"]
+           "universal_bounds", "make_universal_space", "build_observations_universal",
+           "TIME_FEATURE", "time_fraction"]
 
 OWN = 8
 PER_AGENT = 6
@@ -83,6 +95,8 @@ PER_SEGMENT = 5
 #: Observation layouts (config ``observation.layout``): ``metric`` (SI units, the scenario's K,
 #: M and bounds) or ``universal`` (scaled, fixed K and M, the same bounds everywhere).
 LAYOUTS = ("metric", "universal")
+#: The ``observation.time`` feature as an extra feature ``(name, low, high)``: appended last.
+TIME_FEATURE = ("time", 0.0, 1.0)
 #: Bound of the universal layout's relative velocities, in units of the agent's max speed.
 UNIVERSAL_REL_SPEED = 4.0
 
@@ -164,6 +178,12 @@ def make_universal_space(k: int, m: int, extra: Sequence[tuple[str, float, float
     """The observation ``Box`` of the universal layout: the same for every scenario."""
     lo, hi = universal_bounds(k, m, extra)
     return spaces.Box(lo, hi, dtype=np.float32)
+
+
+@njit(cache=True)
+def time_fraction(step, last_step):
+    """The ``observation.time`` feature: ``step / last_step``, at most 1 (float64)."""
+    return min(step / last_step, 1.0)
 
 
 @njit(cache=True)

@@ -34,7 +34,12 @@ from .core.batch import query_world_neighbors, step_world, world_obstacles
 from .core.kernels import AgentParams
 from .core.obstacles import query_many as query_obstacles
 from .environment import OrcaEnv
-from .observations import build_observations, build_observations_universal, nearest_clearances
+from .observations import (
+    build_observations,
+    build_observations_universal,
+    nearest_clearances,
+    time_fraction,
+)
 from .rewards import TERMS, reward_terms
 from .step import clip_actions, goals_and_stalls, outcomes, preferred_velocities
 
@@ -67,12 +72,14 @@ def _world_step(b, n, nl_max, stat, params, state, tele, obst_all, obst_off, box
         scratch: (nodes (begin, end, left, right, box) of B * max(2n - 1, 1) rows, new_vel).
         cfg: (time_step, max_nbr_cap, world_frame, tol, terminate, last_step, speed_fraction,
             window, end_episode, kk, mm, range_sq, discomfort_dist, weights, low, high,
-            timeout_first, crowdnav_collisions, tol_rel, universal, obs_range, residual):
+            timeout_first, crowdnav_collisions, tol_rel, universal, obs_range, residual,
+            time_obs):
             ``last_step`` and ``timeout_first`` as ``OrcaEnv._last_step`` and
             ``_timeout_first`` (config ``time_limit_rule``), ``crowdnav_collisions`` for
             ``collision_check: crowdnav``, ``residual`` for ``action: residual``, ``tol`` and
             ``tol_rel`` the absolute and relative parts of ``collision_tolerance``,
-            ``universal`` for ``observation.layout: universal`` (``obs_range`` its unit, m).
+            ``universal`` for ``observation.layout: universal`` (``obs_range`` its unit, m),
+            ``time_obs`` for ``observation.time`` (the last feature).
         inputs: (act (B*L, 2) float64 clipped, noise_ang, noise_mag ((B*n,) or empty)).
         outs: (obs (B*L, D) float32, reward, term, trunc, status, weighted (B*L, T), sep,
             hit (B*L,) int8 (0 none, 1 agent, 2 obstacle), renew (B*n,) bool, world_done (B,)),
@@ -83,7 +90,7 @@ def _world_step(b, n, nl_max, stat, params, state, tele, obst_all, obst_off, box
      parked_a, stall_a, slot_status_a, step_count, alive) = state
     (time_step, max_nbr_cap, world_frame, tol, terminate, last_step, speed_fraction, window,
      end_episode, kk, mm, range_sq, discomfort_dist, weights, low, high, timeout_first,
-     crowdnav_collisions, tol_rel, universal, obs_range, residual) = cfg
+     crowdnav_collisions, tol_rel, universal, obs_range, residual, time_obs) = cfg
     act_all, ang_all, mag_all = inputs
     obs_o, reward_o, term_o, trunc_o, status_o, weighted_o, sep_o, hit_o, renew_a, world_done = \
         outs
@@ -226,6 +233,10 @@ def _world_step(b, n, nl_max, stat, params, state, tele, obst_all, obst_off, box
         build_observations(live, pos, vel, radius, max_speed, targets, path_rem,
                            np.ascontiguousarray(nbr[:, :kk]), seg, closest, obst[3], world_frame,
                            low, high, obs)
+    if time_obs:
+        tf = time_fraction(step_count[b], last_step)
+        for q in range(nl):
+            obs[q, obs.shape[1] - 1] = tf
 
     # Rewards and outcomes.
     weighted = np.empty((nl, weights.shape[0]))
@@ -386,7 +397,7 @@ class OrcaVectorEnv(VectorEnv):
                      float(cfg.rewards.discomfort_dist), e._weights.copy(), e._obs_low.copy(),
                      e._obs_high.copy(), bool(e._timeout_first), bool(e._crowdnav_collisions),
                      float(e._tol_rel), bool(e.universal_layout), float(e.obs_range),
-                     bool(e._residual))
+                     bool(e._residual), bool(e._time_obs))
         # State, (B * n, ...) rows.
         z = np.zeros
         self._pos, self._vel, self._pref = z((B * n, 2)), z((B * n, 2)), z((B * n, 2))

@@ -213,6 +213,16 @@ def test_universal_layout_and_relative_tolerance_bit_identical(config, kw):
     assert finished > 0
 
 
+def test_time_observation_bit_identical():
+    # observation.time appends step / last step; worlds reset at different steps.
+    kw = {"observation": {"layout": "universal", "time": True}, "max_steps": 60}
+    plain = OrcaVectorEnv("circle_dense", 1, observation={"layout": "universal"})
+    timed = OrcaVectorEnv("circle_dense", 1, **kw)
+    assert timed.single_observation_space.shape[0] == plain.single_observation_space.shape[0] + 1
+    resets, finished, truncated = _run_pair("circle_dense", 2, 130, seed=5, **kw)
+    assert resets >= 2 and truncated > 0
+
+
 def test_residual_actions_bit_identical():
     # action: residual (a correction to pure ORCA's preferred velocity), with and without the
     # safety layer; random residuals every other step, zero (pure ORCA) otherwise.
