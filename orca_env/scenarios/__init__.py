@@ -14,7 +14,7 @@ from .base import Scenario, SpawnError, World, rectangle, sample_pairs
 from .blocks import Blocks
 from .bottleneck import Bottleneck
 from .circle import Circle
-from .corridor import Corridor
+from .corridor import Corridor, CorridorV1
 from .crowdnav_circle import CrowdNavCircle
 from .crowdnav_square import CrowdNavSquare
 from .doorway import Doorway
@@ -23,7 +23,7 @@ from .random_obstacles import RandomObstacles
 
 SCENARIOS: dict[str, type[Scenario]] = {
     cls.name: cls
-    for cls in (Circle, Blocks, CrowdNavCircle, CrowdNavSquare, Corridor, Bottleneck,
+    for cls in (Circle, Blocks, CrowdNavCircle, CrowdNavSquare, Corridor, CorridorV1, Bottleneck,
                 Intersection, RandomObstacles, Doorway)
 }
 

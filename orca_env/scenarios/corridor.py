@@ -18,6 +18,7 @@ class Corridor(Scenario):
 
     Version History:
         v0: initial version.
+        v1: :class:`CorridorV1`, the corridor is the whole walkable region.
     """
 
     name = "corridor_v0"
@@ -66,3 +67,31 @@ class Corridor(Scenario):
             p[1] = np.clip(p[1], -w, w)
             out[k] = p
         return out
+
+
+class CorridorV1(Corridor):
+    """:class:`Corridor` between two closed halls: nothing walks around the corridor.
+
+    The walkable region is a boundary outline (``sim.add_boundary``): the corridor ``[-length /
+    2, length / 2] x [-width / 2, width / 2]`` with a hall at each end, ``hall`` metres deep and
+    ``width + 2 * hall`` wide, closed all round. As in v0, agents may step out of an end (into a
+    hall), but in v0 the world outside the two walls was walkable: a learned agent could walk
+    along the outside of a wall, where no crowd is, and come back in at the other end, bypassing
+    the task, or get stuck outside with its goal behind a wall. Starts and goals are drawn as
+    in v0.
+
+    Version History:
+        v1: the halls' and corridor's outline replaces v0's two wall rectangles.
+    """
+
+    name = "corridor_v1"
+    PARAMS = dict(Corridor.PARAMS, hall=2.0)
+    POSITIVE = Corridor.POSITIVE + ("hall",)
+
+    def build_world(self, rng):
+        """The outline of the corridor and its two end halls."""
+        h, w, d = 0.5 * self.length, 0.5 * self.width, self.hall
+        y = w + d
+        outline = np.array([[-h - d, -y], [-h, -y], [-h, -w], [h, -w], [h, -y], [h + d, -y],
+                            [h + d, y], [h, y], [h, w], [-h, w], [-h, y], [-h - d, y]])
+        return World(boundary=outline, extent=h + d + 0.5)

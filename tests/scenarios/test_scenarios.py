@@ -68,3 +68,32 @@ def test_make_scenario_strict():
     with pytest.raises(ValueError, match="valid keys"):
         make_scenario("corridor_v0", lenght=3.0)
     assert make_scenario("corridor_v0", length=30).length == 30.0
+
+
+def test_corridor_v1_has_halls_and_no_way_around():
+    # corridor_v1: the corridor and its two end halls are the whole walkable region, so the
+    # outside of the walls (walkable in v0) is not; starts and goals are v0's draws.
+    env = orca_env.parallel_env("corridor")
+    assert env.config.scenario == "corridor_v1"
+    env.reset(seed=3)
+    walk = env.sim.is_walkable
+    outside = np.array([[0.0, 3.0], [0.0, -3.0], [5.0, 4.0]])   # beside the walls
+    halls = np.array([[-11.0, 3.0], [11.0, -3.0], [-11.5, 0.0]])  # in the end halls
+    assert not walk(outside, clearance=0.0).any() and walk(halls, clearance=0.0).all()
+    v0 = orca_env.parallel_env("corridor", scenario="corridor_v0")
+    v0.reset(seed=3)
+    assert v0.sim.is_walkable(outside, clearance=0.0).all()
+    assert np.array_equal(env.starts, v0.starts) and np.array_equal(env.goals, v0.goals)
+    # Agents that push for the outside (no safety layer, sideways at full speed) stay inside.
+    env = orca_env.parallel_env("corridor", groups=[
+        {"population": "learned", "count": 2, "safety_layer": False},
+        {"population": "orca", "count": 10, "on_goal": "new_goal"}])
+    env.reset(seed=1)
+    for _ in range(80):
+        if not env.agents:
+            break
+        env.step({a: np.array([0.0, 1.0], np.float32) for a in env.agents})
+        p = env.sim.positions
+        assert (np.abs(p[:, 1]) <= 3.5 + 1e-6).all() and (np.abs(p[:, 0]) <= 12.0 + 1e-6).all()
+        in_corridor = np.abs(p[:, 0]) < 10.0
+        assert (np.abs(p[in_corridor, 1]) <= 1.5 + 1e-6).all()
