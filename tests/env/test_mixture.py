@@ -45,7 +45,7 @@ def test_one_agent_list_and_one_space_for_all_entries():
             acts = {a: rng.uniform(-1, 1, 2).astype(np.float32) for a in env.agents} \
                 if t % 2 else env.heuristic_actions()
             obs, *_ = env.step(acts)
-    assert seen == {"circle_v0", "crowdnav_circle_v0", "corridor_v0"}
+    assert seen == {"circle_v0", "crowdnav_circle_v0", "corridor_v1"}
 
 
 def test_draws_are_deterministic_and_come_first_from_the_seeded_generator():
