@@ -27,6 +27,8 @@ from orca_env.training.config import REPO_ROOT, load_train_config  # noqa: E402
 SHIPPED = {"generalist": "velocity", "generalist_residual": "residual"}
 both = pytest.mark.parametrize("name", sorted(SHIPPED))
 SETTINGS = {"layout": "universal", "frame": "goal", "num_agents": 6, "num_obstacles": 4}
+#: Shipped name -> the observation settings it carries.
+OBSERVATION = {"generalist": SETTINGS, "generalist_residual": SETTINGS}
 
 
 def _short(entry):
@@ -46,8 +48,8 @@ def _rates(report, entry, label):
 def test_the_shipped_generalist_has_the_universal_settings(name):
     path = os.path.join(TRAINED_DIR, name)
     assert os.path.isfile(os.path.join(path, "model.zip"))
-    assert observation_settings(path) == SETTINGS
-    assert env_settings(path) == {"observation": SETTINGS, "action": SHIPPED[name]}
+    assert observation_settings(path) == OBSERVATION[name]
+    assert env_settings(path) == {"observation": OBSERVATION[name], "action": SHIPPED[name]}
 
 
 @both
@@ -69,6 +71,16 @@ def test_the_two_configs_differ_only_in_the_action():
     assert a.get("env", {}).get("action", "velocity") == "velocity"
     assert b["env"]["action"] == "residual"
     assert a["hyperparams"] == b["hyperparams"] and a["n_timesteps"] == b["n_timesteps"]
+
+
+@both
+def test_the_corridors_it_was_trained_on_stay_pinned(name):
+    # Both were trained when the corridor configs used corridor_v0 (open ends); the configs
+    # pin it, so that retraining them gives the shipped weights now that the configs use v1.
+    cfg = load_train_config(os.path.join(REPO_ROOT, "configs", "train", f"{name}.yaml"))
+    corridors = [e for e in cfg["env"]["mixture"] if e["config"].startswith("corridor")]
+    assert len(corridors) == 2
+    assert all(e["set"]["scenario"] == "corridor_v0" for e in corridors)
 
 
 @both
