@@ -2,8 +2,9 @@
 
 ``policies/trained/generalist`` was trained by ``python train.py --config
 configs/train/generalist.yaml --ship`` on a mixture of the suite's scenarios with the universal
-observation layout and the ORCA safety layer; ``generalist_residual`` likewise from
-``generalist_residual.yaml``, with residual actions (a correction to pure ORCA's velocity). Here
+observation layout (plus the time feature) and the ORCA safety layer; ``generalist_residual``
+likewise from ``generalist_residual.yaml``, the first release's generalist config with residual
+actions (a correction to pure ORCA's velocity). Here
 it runs one short episode on every suite entry (the large RVO2 entries cut to a few steps, the
 others to at most 60), with the observation settings bench brings to a universal-layout model,
 and it must beat pure ORCA where that is cheap to check: the dense crossing on the suite's own
@@ -27,8 +28,8 @@ from orca_env.training.config import REPO_ROOT, load_train_config  # noqa: E402
 SHIPPED = {"generalist": "velocity", "generalist_residual": "residual"}
 both = pytest.mark.parametrize("name", sorted(SHIPPED))
 SETTINGS = {"layout": "universal", "frame": "goal", "num_agents": 6, "num_obstacles": 4}
-#: Shipped name -> the observation settings it carries.
-OBSERVATION = {"generalist": SETTINGS, "generalist_residual": SETTINGS}
+#: Shipped name -> the observation settings it carries (the generalist observes the time).
+OBSERVATION = {"generalist": dict(SETTINGS, time=True), "generalist_residual": SETTINGS}
 
 
 def _short(entry):
@@ -64,23 +65,24 @@ def test_the_shipped_generalist_matches_its_training_config_and_its_seeds(name):
                                                   shipped["seed"] + shipped["n_envs"]))
 
 
-def test_the_two_configs_differ_only_in_the_action():
-    a, b = (load_train_config(os.path.join(REPO_ROOT, "configs", "train", f"{n}.yaml"))
-            for n in sorted(SHIPPED))
-    assert a["env"]["mixture"] == b["env"]["mixture"] and a["env"]["rewards"] == b["env"]["rewards"]
-    assert a.get("env", {}).get("action", "velocity") == "velocity"
-    assert b["env"]["action"] == "residual"
-    assert a["hyperparams"] == b["hyperparams"] and a["n_timesteps"] == b["n_timesteps"]
-
-
-@both
-def test_the_corridors_it_was_trained_on_stay_pinned(name):
-    # Both were trained when the corridor configs used corridor_v0 (open ends); the configs
-    # pin it, so that retraining them gives the shipped weights now that the configs use v1.
-    cfg = load_train_config(os.path.join(REPO_ROOT, "configs", "train", f"{name}.yaml"))
-    corridors = [e for e in cfg["env"]["mixture"] if e["config"].startswith("corridor")]
-    assert len(corridors) == 2
-    assert all(e["set"]["scenario"] == "corridor_v0" for e in corridors)
+def test_the_two_configs_differ_where_their_headers_say():
+    gen, res = (load_train_config(os.path.join(REPO_ROOT, "configs", "train", f"{n}.yaml"))
+                for n in sorted(SHIPPED))
+    # The generalist: velocity actions, time-aware, trained on the shipped (closed) corridors.
+    assert gen["env"].get("action", "velocity") == "velocity"
+    assert gen["env"]["observation"]["time"] is True
+    assert gen["hyperparams"]["gamma"] == 0.995 and gen["env"]["rewards"]["collision"] == -2.0
+    corridors = [e for e in gen["env"]["mixture"] if e["config"].startswith("corridor")]
+    assert len(corridors) == 2 and all("scenario" not in e["set"] for e in corridors)
+    # The residual one is the first release's generalist with residual actions: no time, and
+    # corridor_v0 pinned (what it was trained on), so that retraining gives its weights.
+    assert res["env"]["action"] == "residual" and not res["env"]["observation"].get("time")
+    corridors = [e for e in res["env"]["mixture"] if e["config"].startswith("corridor")]
+    assert len(corridors) == 2 and all(e["set"]["scenario"] == "corridor_v0" for e in corridors)
+    # The same scenarios and ranges, the same budget.
+    assert [(e["config"], e.get("ranges")) for e in gen["env"]["mixture"]] == \
+        [(e["config"], e.get("ranges")) for e in res["env"]["mixture"]]
+    assert gen["n_timesteps"] == res["n_timesteps"]
 
 
 @both
