@@ -18,7 +18,7 @@ class Corridor(Scenario):
 
     Version History:
         v0: initial version.
-        v1: :class:`CorridorV1`, the corridor is the whole walkable region.
+        v1: :class:`CorridorV1`, closed halls at both ends instead of an open world.
     """
 
     name = "corridor_v0"
