@@ -329,11 +329,11 @@ class OrcaVectorEnv(VectorEnv):
     Every config key of the single env's step is mirrored, including visibility (``avoids``,
     ``visible_to``), ``orca_padding``, ``randomize_attributes`` (each world's radii and speeds
     are reloaded at its reset), the ``linear`` population, ``time_limit_rule``,
-    ``collision_check``, the size-aware ``collision_tolerance`` and ``observation.layout:
-    universal``. Not supported (a ``ValueError`` says so): ``guidance: true`` (the roadmap is
-    per world Python), scenarios with their own reward terms or observation features (Python
-    hooks) and ``mixture`` configs (worlds of different sizes; the SB3 adapter runs them on
-    ``OrcaEnv`` copies).
+    ``collision_check``, the size-aware ``collision_tolerance``, ``action: residual``,
+    ``observation.layout: universal`` and ``observation.time``. Not supported (a
+    ``ValueError`` says so): ``guidance: true`` (the roadmap is per world Python), scenarios
+    with their own reward terms or observation features (Python hooks) and ``mixture`` configs
+    (worlds of different sizes; the SB3 adapter runs them on ``OrcaEnv`` copies).
     Configs with crowd noise draw it from each world's generator in a Python loop over worlds.
     """
 
