@@ -118,15 +118,13 @@ def _check_params(cls_name: str, defaults: dict, given: dict,
         if isinstance(v, float) and not math.isfinite(v):
             raise ValueError(f"scenario_kwargs key {k!r} of {cls_name} must be finite, got {v!r}")
         if isinstance(v, (int, float)) and not isinstance(v, bool):
-            if v < 0:
-                raise ValueError(f"scenario_kwargs key {k!r} of {cls_name} must be >= 0, "
+            if v < 0 or (k in positive and v == 0):
+                bound = "positive" if k in positive else ">= 0"
+                raise ValueError(f"scenario_kwargs key {k!r} of {cls_name} must be {bound}, "
                                  f"got {v!r}")
             if v > MAX_PARAM:
                 raise ValueError(f"scenario_kwargs key {k!r} of {cls_name} must be <= "
                                  f"{MAX_PARAM:g}, got {v!r}")
-            if k in positive and v == 0:
-                raise ValueError(f"scenario_kwargs key {k!r} of {cls_name} must be positive, "
-                                 f"got {v!r}")
         out[k] = v
     return out
 

@@ -97,3 +97,13 @@ def test_corridor_v1_has_halls_and_no_way_around():
         assert (np.abs(p[:, 1]) <= 3.5 + 1e-6).all() and (np.abs(p[:, 0]) <= 12.0 + 1e-6).all()
         in_corridor = np.abs(p[:, 0]) < 10.0
         assert (np.abs(p[in_corridor, 1]) <= 1.5 + 1e-6).all()
+
+
+@pytest.mark.parametrize("value", [-1.0, 0.0])
+def test_a_positive_parameter_says_so_for_zero_and_negatives(value):
+    with pytest.raises(ValueError, match=rf"'hall' of corridor_v1 must be positive, got {value}"):
+        make_scenario("corridor_v1", hall=value)
+    # A parameter that may be 0 (the circle's start jitter) is refused below it only.
+    assert make_scenario("circle_v0", jitter=0.0).jitter == 0.0
+    with pytest.raises(ValueError, match=r"'jitter' of circle_v0 must be >= 0, got -1.0"):
+        make_scenario("circle_v0", jitter=-1.0)
