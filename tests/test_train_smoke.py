@@ -112,10 +112,21 @@ def test_same_seed_same_model(tmp_path):
     ({"policy_kwargs": {"activation_fn": "nn.Tanh"}}, "activation_fn"),
     ({"env": dict(TINY_ENV, max_step=3)}, "max_step"),
     ({"eval": {"episodes": 3}}, "eval"),
+    ({"bootstrap": "sometimes"}, "training config key 'bootstrap' must be one of "
+                                 r"\['truncated', 'time_limit', 'never'\], got 'sometimes'"),
+    ({"backend": "rllib", "bootstrap": "never"}, "'bootstrap' is a key of backend sb3"),
 ])
 def test_config_errors(tmp_path, bad, match):
     with pytest.raises(ValueError, match=match):
         load_train_config(str(tiny_config(tmp_path, **bad)))
+
+
+def test_bootstrap_reaches_the_training_env(tmp_path):
+    assert load_train_config(str(tiny_config(tmp_path)))["bootstrap"] == "truncated"
+    cfg = load_train_config(str(tiny_config(tmp_path, bootstrap="never")))
+    venv, base = experiment.make_training_env(cfg)
+    assert base.bootstrap == "never"
+    venv.close()
 
 
 def test_training_seeds_never_evaluation_seeds(tmp_path):

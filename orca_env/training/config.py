@@ -14,6 +14,10 @@ A training config is YAML in rl-baselines3-zoo style; unknown keys are errors:
     hyperparams:    passed verbatim to the SB3 algorithm
     policy_kwargs:  plain map; activation_fn by name (tanh, relu, elu, leaky_relu, gelu, silu)
     torch_threads:  torch.set_num_threads
+    bootstrap:      (sb3) which truncated agent episodes PPO/SAC bootstrap from the value of the
+                    last observation: truncated (default: the time limit and a deadlock end),
+                    time_limit (a deadlock end is terminal), never (use with observation.time:
+                    running out of time is then part of the task); see orca_env.wrappers.sb3
     checkpoint_freq: entry-steps between checkpoints
     eval:           {n_episodes, video}: the final comparison (on the evaluation suite's
                     frozen seeds 10_000.., which training never uses)
@@ -61,7 +65,8 @@ EVAL_KEYS = {"n_episodes", "video"}
 #: The training engines a config may name: stable-baselines3 or Ray RLlib.
 BACKENDS = ("sb3", "rllib")
 #: Keys only a config of that backend has, and their defaults.
-BACKEND_KEYS: dict[str, dict[str, Any]] = {"rllib": {"num_env_runners": 0}}
+BACKEND_KEYS: dict[str, dict[str, Any]] = {"sb3": {"bootstrap": "truncated"},
+                                           "rllib": {"num_env_runners": 0}}
 #: ``normalize: true`` means these VecNormalize arguments; a mapping is merged into them.
 NORMALIZE_DEFAULTS = {"norm_obs": True, "norm_reward": False}
 #: VecNormalize keyword arguments a ``normalize`` mapping may set.
@@ -196,6 +201,10 @@ def load_train_config(path: str | os.PathLike | None = None, **overrides: Any) -
     if not isinstance(ev["video"], bool):
         raise ValueError(f"training config key 'eval.video' must be true or false, "
                          f"got {ev['video']!r}")
+    if backend == "sb3":
+        from orca_env.wrappers.sb3 import check_bootstrap  # noqa: PLC0415
+
+        check_bootstrap(cfg["bootstrap"], "training config key 'bootstrap'")
     if backend == "rllib":
         from .rllib import check_config  # noqa: PLC0415  (no ray import)
 

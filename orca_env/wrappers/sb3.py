@@ -18,11 +18,12 @@ Finished agents: one episode per agent, masked until their world resets
 Agents finish (goal, collision, time limit) at different steps while their world goes on. An
 entry reports ``done = True`` on the step its agent finishes, with
 ``infos[i]["terminal_observation"]`` (the agent's last real observation),
-``infos[i]["TimeLimit.truncated"]`` (True when the time limit ended it, so SB3 bootstraps from
-the terminal observation), ``infos[i]["episode"] = {"r", "l", "t"}`` (the agent's own return and
-length, in the format of SB3's ``Monitor``) and ``infos[i]["agent_episode"] = {"r", "l",
-"status"}``. Until its world resets (when its last agent finishes: Gymnasium's ``SAME_STEP``
-autoreset) the entry is *not alive*: it observes zeros, earns 0 and its actions are ignored.
+``infos[i]["TimeLimit.truncated"]`` (True when SB3 should bootstrap from the terminal
+observation: see *Truncation and bootstrapping* below), ``infos[i]["episode"] = {"r", "l",
+"t"}`` (the agent's own return and length, in the format of SB3's ``Monitor``) and
+``infos[i]["agent_episode"] = {"r", "l", "status"}``. Until its world resets (when its last
+agent finishes: Gymnasium's ``SAME_STEP`` autoreset) the entry is *not alive*: it observes
+zeros, earns 0 and its actions are ignored.
 
 Those steps are not samples of anything, so nothing learns from them:
 
@@ -41,6 +42,23 @@ would count the masked steps in the lengths; it warns when wrapped around this a
 counters :attr:`~SB3VecEnv.entry_steps` and :attr:`~SB3VecEnv.agent_steps` give the share of
 valid samples (:attr:`~SB3VecEnv.live_fraction`). Plain ``RolloutBuffer``/``VecNormalize`` still
 work, training on the masked steps as an absorbing state (observation 0, reward 0).
+
+Truncation and bootstrapping
+----------------------------
+An agent's episode is *truncated* (not terminated) when the time limit ends it, or when the
+stall rule ends the world's episode because every remaining agent is stalled (status
+``deadlocked``). SB3 adds ``gamma * V(terminal observation)`` to the last reward of an episode
+whose ``TimeLimit.truncated`` is True, as if it went on. ``bootstrap`` says which truncations get
+that (:data:`BOOTSTRAP_MODES`):
+
+* ``"truncated"`` (default; what every shipped policy was trained with): both. Right for the time
+  limit when the policy cannot see the time, but a deadlock end then costs the agent nothing
+  beyond the per-step ``deadlock`` penalty: the value of its lost goal is added back.
+* ``"time_limit"``: only the time limit; a deadlock end is terminal, so the agent learns that a
+  frozen world forfeits its goal.
+* ``"never"``: neither. With ``observation: {time: true}`` the time limit is part of what the
+  policy sees, so running out of time is a real end of the task, not an interruption
+  (Pardo et al. 2018, "Time Limits in Reinforcement Learning"); bootstrapping would hide it.
 
 Seeding
 -------
@@ -68,13 +86,25 @@ from stable_baselines3.common.type_aliases import ReplayBufferSamples, RolloutBu
 from stable_baselines3.common.vec_env import VecNormalize
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices, VecEnvStepReturn
 
-from ..codes import STATUSES
+from ..codes import STATUSES, Status
 
 __all__ = ["SB3VecEnv", "make_vec_env", "MaskedRolloutBuffer", "MaskedReplayBuffer",
-           "MaskedVecNormalize", "attach_masks", "BACKENDS"]
+           "MaskedVecNormalize", "attach_masks", "BACKENDS", "BOOTSTRAP_MODES",
+           "check_bootstrap"]
 
 #: ``make_vec_env`` backends: ``auto`` picks ``vector`` when the config and mode allow it.
 BACKENDS = ("auto", "vector", "copies")
+#: Which truncated agent episodes SB3 bootstraps from (module docstring): all, only those the
+#: time limit ended (a deadlock end is terminal), none.
+BOOTSTRAP_MODES = ("truncated", "time_limit", "never")
+_DEADLOCKED = int(Status.DEADLOCKED)
+
+
+def check_bootstrap(bootstrap: Any, name: str = "bootstrap") -> str:
+    """``bootstrap`` if it is one of :data:`BOOTSTRAP_MODES`, else a ValueError naming ``name``."""
+    if not isinstance(bootstrap, str) or bootstrap not in BOOTSTRAP_MODES:
+        raise ValueError(f"{name} must be one of {list(BOOTSTRAP_MODES)}, got {bootstrap!r}")
+    return bootstrap
 
 
 class _EnvCopies:
@@ -168,6 +198,9 @@ class SB3VecEnv(VecEnv):
         worlds: An :class:`~orca_env.vector.OrcaVectorEnv` built with ``infos=True``, or a
             sequence of callables each returning a new :class:`orca_env.OrcaEnv` (the
             ``copies`` backend; every copy must have the same agents and spaces).
+        bootstrap: Which truncated agent episodes are reported with ``TimeLimit.truncated``
+            (SB3 bootstraps them): ``"truncated"`` (all), ``"time_limit"`` (not those ended by
+            the stall rule) or ``"never"``; see the module docstring.
 
     Attributes:
         worlds: The backend (``OrcaVectorEnv`` or the copies).
@@ -180,9 +213,10 @@ class SB3VecEnv(VecEnv):
         agent_steps: Valid entry-steps (agents that acted).
     """
 
-    def __init__(self, worlds: Any) -> None:
+    def __init__(self, worlds: Any, bootstrap: str = "truncated") -> None:
         from ..vector import OrcaVectorEnv  # noqa: PLC0415
 
+        self.bootstrap = check_bootstrap(bootstrap)
         if isinstance(worlds, OrcaVectorEnv):
             if not worlds.infos:
                 raise ValueError("SB3VecEnv needs an OrcaVectorEnv built with infos=True (it "
@@ -269,8 +303,11 @@ class SB3VecEnv(VecEnv):
             elapsed = round(time.perf_counter() - self._t0, 6)
             for i in np.flatnonzero(done).tolist():
                 r, ln = float(self._ret[i]), int(self._len[i])
+                cut = bool(trunc[i] and not term[i]) and (
+                    self.bootstrap == "truncated" or
+                    (self.bootstrap == "time_limit" and int(status[i]) != _DEADLOCKED))
                 infos[i] = {"terminal_observation": final[i],
-                            "TimeLimit.truncated": bool(trunc[i] and not term[i]),
+                            "TimeLimit.truncated": cut,
                             "episode": {"r": r, "l": ln, "t": elapsed},
                             "agent_episode": {"r": r, "l": ln,
                                               "status": STATUSES[int(status[i])]}}
@@ -476,7 +513,8 @@ def _vector_supported(env: Any) -> bool:
 
 
 def make_vec_env(config: Any = None, n_envs: int = 1, render_mode: str | None = None,
-                 backend: str = "auto", **env_kwargs: Any) -> SB3VecEnv:
+                 backend: str = "auto", bootstrap: str = "truncated",
+                 **env_kwargs: Any) -> SB3VecEnv:
     """``n_envs`` worlds of ``config`` as one :class:`SB3VecEnv` (an entry per learned agent).
 
     Args:
@@ -488,12 +526,13 @@ def make_vec_env(config: Any = None, n_envs: int = 1, render_mode: str | None = 
             ``render_mode`` is set or the config needs ``OrcaEnv``: guidance, scenario hooks,
             a ``mixture``).
             Both give the same numbers for the same seeds.
+        bootstrap: Which truncations SB3 bootstraps (:class:`SB3VecEnv`).
         **env_kwargs: Overrides of config keys (and, for the copies, ``infos``: default
             ``"compact"``, the adapter reads only ``status``).
 
     Raises:
-        ValueError: On a bad ``n_envs``, ``backend``, or a ``vector`` backend the config or
-            ``render_mode`` rules out.
+        ValueError: On a bad ``n_envs``, ``backend``, ``bootstrap``, or a ``vector`` backend
+            the config or ``render_mode`` rules out.
     """
     from ..environment import OrcaEnv, parallel_env  # noqa: PLC0415  (keeps the import light)
     from ..vector import OrcaVectorEnv  # noqa: PLC0415
@@ -502,6 +541,7 @@ def make_vec_env(config: Any = None, n_envs: int = 1, render_mode: str | None = 
         raise ValueError(f"n_envs must be a positive integer, got {n_envs!r}")
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    check_bootstrap(bootstrap)
     if backend != "copies":
         probe = OrcaEnv(config, infos="compact", **{k: v for k, v in env_kwargs.items()
                                                     if k != "infos"})
@@ -513,8 +553,9 @@ def make_vec_env(config: Any = None, n_envs: int = 1, render_mode: str | None = 
             raise ValueError(f"backend 'vector' cannot run this: {why}; use backend='copies'")
         if render_mode is None and supported:
             kwargs = {k: v for k, v in env_kwargs.items() if k != "infos"}
-            return SB3VecEnv(OrcaVectorEnv(config, n_envs, infos=True, **kwargs))
+            return SB3VecEnv(OrcaVectorEnv(config, n_envs, infos=True, **kwargs), bootstrap)
     if render_mode is not None:
         env_kwargs["render_mode"] = render_mode
     env_kwargs.setdefault("infos", "compact")
-    return SB3VecEnv([lambda: parallel_env(config, **env_kwargs) for _ in range(n_envs)])
+    return SB3VecEnv([lambda: parallel_env(config, **env_kwargs) for _ in range(n_envs)],
+                     bootstrap)

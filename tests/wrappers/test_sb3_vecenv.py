@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 
+import orca_env
+
 pytest.importorskip("stable_baselines3")
 
 import torch  # noqa: E402
@@ -200,6 +202,42 @@ def test_finished_agent_terminal_observation_and_truncation_flags():
         assert infos[k]["agent_episode"] == {"r": pytest.approx(infos[k]["episode"]["r"]),
                                              "l": 12, "status": "timed_out"}
         assert np.any(infos[k]["terminal_observation"] != 0)
+
+
+# Learned agents alone; standing still stalls them all after 4 steps (a deadlock end) unless the
+# time limit of 3 steps comes first.
+STILL = {"scenario": "circle_v0", "scenario_kwargs": {"circle_radius": 2.5},
+         "groups": [{"population": "learned", "count": 3}], "stall": {"window": 4}}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("bootstrap, deadlock_flag, time_limit_flag", [
+    ("truncated", True, True), ("time_limit", False, True), ("never", False, False)])
+def test_bootstrap_says_which_truncations_sb3_bootstraps(backend, bootstrap, deadlock_flag,
+                                                        time_limit_flag):
+    for max_steps, status, flag in ((50, "deadlocked", deadlock_flag),
+                                    (3, "timed_out", time_limit_flag)):
+        venv = make_vec_env(dict(STILL, max_steps=max_steps), n_envs=2, backend=backend,
+                            bootstrap=bootstrap)
+        venv.seed(0)
+        venv.reset()
+        dones = np.zeros(6, bool)
+        while not dones.any():
+            _, _, dones, infos = venv.step(np.zeros((6, 2), np.float32))
+        assert dones.all()
+        for k in range(6):
+            assert infos[k]["agent_episode"]["status"] == status
+            assert infos[k]["TimeLimit.truncated"] is flag
+            assert np.any(infos[k]["terminal_observation"] != 0)
+        venv.close()
+
+
+def test_a_bad_bootstrap_is_refused():
+    with pytest.raises(ValueError, match=r"bootstrap must be one of \['truncated', 'time_limit', "
+                                         r"'never'\], got 'always'"):
+        make_vec_env(STILL, n_envs=1, bootstrap="always")
+    with pytest.raises(ValueError, match="bootstrap must be one of"):
+        SB3VecEnv([lambda: orca_env.parallel_env(STILL)], bootstrap=None)
 
 
 def test_vec_check_nan_random_rollouts():
