@@ -157,12 +157,21 @@ def trajectory_figure(logs: Sequence[Any], titles: Sequence[str] = (),
     if any_hit:
         handles.append(Line2D([], [], ls="", marker="x", ms=8, mew=2, color=rgb("collided"),
                               label="first collision"))
-    fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 4),
-               fontsize=8, frameon=False)
+    legend = fig.legend(handles=handles, loc="outside lower center",
+                        ncol=min(len(handles), 4), fontsize=8, frameon=False)
     if title is None:
         scenario = (logs[0].meta.get("config") or {}).get("scenario", "?")
         title = f"policy {logs[0].meta.get('policy') or '?'} on {scenario}"
-    fig.suptitle(title, fontsize=11)
+    sup = fig.suptitle(title, fontsize=11)
+    # One narrow panel is narrower than the title or the legend: widen the figure to fit them
+    # (the panels keep their shape; constrained layout centres them).
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    need = max(a.get_window_extent(renderer).width for a in (sup, legend)) / fig.dpi + 0.3
+    width, height = fig.get_size_inches()
+    if need > width:
+        fig.set_size_inches(need, height)
     return fig
 
 

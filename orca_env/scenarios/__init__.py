@@ -18,13 +18,13 @@ from .corridor import Corridor, CorridorV1
 from .crowdnav_circle import CrowdNavCircle
 from .crowdnav_square import CrowdNavSquare
 from .doorway import Doorway
-from .intersection import Intersection
+from .intersection import Intersection, IntersectionV1
 from .random_obstacles import RandomObstacles
 
 SCENARIOS: dict[str, type[Scenario]] = {
     cls.name: cls
     for cls in (Circle, Blocks, CrowdNavCircle, CrowdNavSquare, Corridor, CorridorV1, Bottleneck,
-                Intersection, RandomObstacles, Doorway)
+                Intersection, IntersectionV1, RandomObstacles, Doorway)
 }
 
 __all__ = ["SCENARIOS", "Scenario", "SpawnError", "World", "make_scenario", "register_scenario",

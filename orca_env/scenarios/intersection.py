@@ -17,6 +17,7 @@ class Intersection(Scenario):
 
     Version History:
         v0: initial version.
+        v1: :class:`IntersectionV1`, the arms closed at their ends instead of an open world.
     """
 
     name = "intersection_v0"
@@ -68,3 +69,31 @@ class Intersection(Scenario):
         pts[vertical, 0] = np.clip(pts[vertical, 0], -w[vertical], w[vertical])
         pts[~vertical, 1] = np.clip(pts[~vertical, 1], -w[~vertical], w[~vertical])
         return pts
+
+
+class IntersectionV1(Intersection):
+    """:class:`Intersection` with closed arms: nothing walks around the blocks.
+
+    The walkable region is a boundary outline (``sim.add_boundary``): the plus shape of the two
+    crossing corridors, each arm going on ``end_room`` metres past the blocks and closed there.
+    In v0 the world outside the blocks was walkable: a learned agent could leave an arm through
+    its open end and walk round a block, bypassing the crossing, and one that did so could stall
+    at a block's outer corner with its goal on the far side (a deadlock of the agent's own
+    making). Starts and goals are drawn as in v0 (the end zones reach the blocks' outer edge,
+    which ``end_room`` keeps clear of the closing walls).
+
+    Version History:
+        v1: the plus-shaped outline replaces v0's four blocks in an open world.
+    """
+
+    name = "intersection_v1"
+    PARAMS = dict(Intersection.PARAMS, end_room=1.0)
+    POSITIVE = Intersection.POSITIVE + ("end_room",)
+
+    def build_world(self, rng):
+        """The outline of the two crossing corridors, closed ``end_room`` past the blocks."""
+        w = 0.5 * self.width
+        b = w + self.arm_length + self.end_room
+        outline = np.array([[b, -w], [b, w], [w, w], [w, b], [-w, b], [-w, w], [-b, w],
+                            [-b, -w], [-w, -w], [-w, -b], [w, -b], [w, -w]])
+        return World(boundary=outline, extent=b + 0.5)

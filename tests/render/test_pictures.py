@@ -124,6 +124,20 @@ def test_trajectory_figure_has_a_legend_units_a_title_and_no_empty_panels(logs):
         trajectory_figure([])
 
 
+def test_trajectory_figure_title_and_legend_fit_inside_the_picture(logs, tmp_path):
+    # One narrow panel with a long title and many legend entries: nothing may be cut off.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = trajectory_figure(logs[:1], title="policy orca_env.policies:load_policy(generalist) "
+                                            "on intersection_v0")
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw(renderer)
+    box = fig.bbox
+    for artist in (fig._suptitle, fig.legends[0]):
+        ext = artist.get_window_extent(renderer)
+        assert box.x0 - 1 <= ext.x0 and ext.x1 <= box.x1 + 1, (artist, ext, box)
+
+
 def test_rendering_without_pygame_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "pygame", None)
     with pytest.raises(ImportError) as exc:

@@ -99,6 +99,35 @@ def test_corridor_v1_has_halls_and_no_way_around():
         assert (np.abs(p[in_corridor, 1]) <= 1.5 + 1e-6).all()
 
 
+def test_intersection_v1_closes_the_arms():
+    # intersection_v1: the plus shape of the two corridors, closed 1 m past the blocks, is the
+    # whole walkable region; in v0 the world round the blocks was walkable. Same starts and goals.
+    env = orca_env.parallel_env("intersection", scenario="intersection_v1")
+    env.reset(seed=3)
+    walk = env.sim.is_walkable
+    outside = np.array([[5.0, 10.5], [-10.5, 5.0], [0.0, 11.5], [11.5, 0.0], [-6.0, -10.5]])
+    arms = np.array([[0.0, 10.7], [10.7, 1.0], [-10.7, -1.0], [0.0, -10.7], [0.0, 0.0]])
+    assert not walk(outside, clearance=0.0).any() and walk(arms, clearance=0.0).all()
+    assert not walk(np.array([[5.0, 5.0]]), clearance=0.0).any()  # a block
+    v0 = orca_env.parallel_env("intersection", scenario="intersection_v0")
+    v0.reset(seed=3)
+    assert v0.sim.is_walkable(outside, clearance=0.0).all()
+    assert np.array_equal(env.starts, v0.starts) and np.array_equal(env.goals, v0.goals)
+    # Learned agents pushing out of their arm's end (no safety layer, full speed) stay inside.
+    env = orca_env.parallel_env("intersection", scenario="intersection_v1", groups=[
+        {"population": "learned", "count": 4, "safety_layer": False},
+        {"population": "orca", "count": 12}])
+    env.reset(seed=1)
+    for _ in range(40):
+        if not env.agents:
+            break
+        env.step({a: np.array([-1.0, 0.0], np.float32) for a in env.agents})  # away from goal
+        p = env.sim.positions
+        assert (np.abs(p) <= 11.0 + 1e-6).all() and (np.abs(p).min(axis=1) <= 2.0 + 1e-6).all()
+    with pytest.raises(ValueError, match=r"'end_room' of intersection_v1 must be positive"):
+        make_scenario("intersection_v1", end_room=0.0)
+
+
 @pytest.mark.parametrize("value", [-1.0, 0.0])
 def test_a_positive_parameter_says_so_for_zero_and_negatives(value):
     with pytest.raises(ValueError, match=rf"'hall' of corridor_v1 must be positive, got {value}"):
