@@ -43,6 +43,8 @@ __all__ = ["OrcaEnv", "parallel_env", "env", "raw_env", "INFO_LEVELS"]
 #: logging) or ``compact`` (only ``status``, for training: building the per-agent dicts of
 #: ``full`` costs about half a core step at 100 agents).
 INFO_LEVELS = ("full", "compact")
+#: Draws a mixture makes at one reset before a scenario's SpawnError ends it (see ``reset``).
+MIXTURE_SPAWN_DRAWS = 10
 
 #: Status names indexed by code, as an array: one fancy-indexing call names every agent's status.
 _STATUS_NAMES = np.array(STATUSES, dtype=object)
@@ -444,31 +446,34 @@ class OrcaEnv(ParallelEnv):
             self.seed_episode += 1
         if self._renderer is not None:
             self._renderer.new_episode()
-        if self._mixture is not None:
-            # The episode's entry and its ranges, first from the seeded generator.
-            k, cfg, values = self._mixture.draw(self.np_random)
-            self._configure(cfg)
-            if self._learned_slots.size != len(self.possible_agents):
-                raise RuntimeError(f"mixture entry {k} with {values} has "
-                                   f"{self._learned_slots.size} learned agents, not "
-                                   f"{len(self.possible_agents)}")
-            self.mixture_entry, self.mixture_values = k, values
         rng = self.np_random
+        # A mixture draws its entry and ranges first from the seeded generator. A draw whose
+        # agents cannot be placed (a corner of the ranges too crowded for the scenario's zones:
+        # SpawnError) is drawn again from the same generator, up to MIXTURE_SPAWN_DRAWS times,
+        # so a training run does not die on a rare draw; episodes that place at the first draw
+        # are unchanged. A plain config raises at once.
+        draws = MIXTURE_SPAWN_DRAWS if self._mixture is not None else 1
+        for attempt in range(draws):
+            if self._mixture is not None:
+                k, cfg, values = self._mixture.draw(rng)
+                self._configure(cfg)
+                if self._learned_slots.size != len(self.possible_agents):
+                    raise RuntimeError(f"mixture entry {k} with {values} has "
+                                       f"{self._learned_slots.size} learned agents, not "
+                                       f"{len(self.possible_agents)}")
+                self.mixture_entry, self.mixture_values = k, values
+            try:
+                world, sim, starts, goals = self._build_world(rng)
+                break
+            except SpawnError as exc:
+                if attempt == draws - 1:
+                    if self._mixture is None:
+                        raise
+                    raise SpawnError(f"mixture: {draws} draws in a row could not place their "
+                                     f"agents; the last, entry {k} with {values}: {exc}"
+                                     ) from exc
         sc = self.scenario
-        sc.start_episode(int(self.np_random_seed), int(self.seed_episode))
-        world = sc.build_world(rng)
-        ad = sc.AGENT_DEFAULTS
-        sim = Simulator(self.time_step, neighbor_dist=ad["neighbor_dist"],
-                        max_neighbors=ad["max_neighbors"], time_horizon=ad["time_horizon"],
-                        time_horizon_obst=ad["time_horizon_obst"], radius=ad["radius"],
-                        max_speed=ad["max_speed"], num_threads=self._cfg.num_threads or 1)
-        for poly in world.obstacles:
-            sim.add_obstacle(np.asarray(poly, dtype=np.float64))
-        if world.boundary is not None:
-            sim.add_boundary(np.asarray(world.boundary, dtype=np.float64))
-        sim.process_obstacles()
         self.world = world
-        starts, goals = self._populate(rng, sim)
         orca_radius = self._radius + self._padding if self._any_padding else self._radius
         sim.add_agents(starts, radius=orca_radius, max_speed=self._max_speed,
                        responsibility=self._resp, layer=self._layers,
@@ -512,6 +517,24 @@ class OrcaEnv(ParallelEnv):
                         "distance_to_goal": float(self._path_len[i]),
                         "nearest_separation": float(sep[k]), "collided_with": None}
         return dict(zip(self.agents, obs, strict=True)), infos
+
+    def _build_world(self, rng: np.random.Generator) -> tuple:
+        """The episode's world, its simulator with the obstacles, and the starts and goals."""
+        sc = self.scenario
+        sc.start_episode(int(self.np_random_seed), int(self.seed_episode))
+        world = sc.build_world(rng)
+        ad = sc.AGENT_DEFAULTS
+        sim = Simulator(self.time_step, neighbor_dist=ad["neighbor_dist"],
+                        max_neighbors=ad["max_neighbors"], time_horizon=ad["time_horizon"],
+                        time_horizon_obst=ad["time_horizon_obst"], radius=ad["radius"],
+                        max_speed=ad["max_speed"], num_threads=self._cfg.num_threads or 1)
+        for poly in world.obstacles:
+            sim.add_obstacle(np.asarray(poly, dtype=np.float64))
+        if world.boundary is not None:
+            sim.add_boundary(np.asarray(world.boundary, dtype=np.float64))
+        sim.process_obstacles()
+        starts, goals = self._populate(rng, sim)
+        return world, sim, starts, goals
 
     def _populate(self, rng: np.random.Generator, sim: Simulator):
         """Starts and goals from the scenario, and this episode's radii and speeds.

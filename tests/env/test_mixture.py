@@ -9,6 +9,7 @@ import orca_env
 from orca_env.config import load_config, universal_observation
 from orca_env.mixture import Mixture
 from orca_env.observations import make_universal_space
+from orca_env.scenarios import SpawnError
 
 COMMON = {"observation": {"layout": "universal", "num_agents": 6, "num_obstacles": 4},
           "collision_tolerance": {"relative": 0.01}}
@@ -68,6 +69,33 @@ def test_draws_are_deterministic_and_come_first_from_the_seeded_generator():
         assert (env.mixture_entry, env.mixture_values) == (again.mixture_entry,
                                                             again.mixture_values)
         assert np.array_equal(env.sim.positions, again.sim.positions)
+
+
+def test_a_draw_that_cannot_be_placed_is_drawn_again():
+    # A corridor of 4 + 300 agents cannot be placed; the mixture draws again from the same
+    # generator (it does not die), and an episode placed at the first draw is unchanged.
+    crowded = {"config": "corridor", "set": {"groups.0.count": 4, "groups.1.count": 300}}
+    feasible = copy.deepcopy(ENTRIES[0])
+    env = orca_env.parallel_env({"mixture": [crowded, feasible], **copy.deepcopy(COMMON)})
+    plain = orca_env.parallel_env({"mixture": [copy.deepcopy(ENTRIES[0])],
+                                   **copy.deepcopy(COMMON)})
+    mixture = Mixture(load_config({"mixture": [crowded, feasible], **COMMON}).mixture)
+    redrawn = 0
+    for seed in range(6):
+        env.reset(seed=seed)
+        assert env.mixture_entry == 1 and env.scenario.name == "circle_v0"
+        first = mixture.draw(np.random.Generator(np.random.PCG64(seed)))[0]
+        redrawn += first == 0
+        if first == 1:  # placed at the first draw: the same episode as without the bad entry
+            plain.reset(seed=seed)
+            assert plain.mixture_values == env.mixture_values
+            assert np.array_equal(plain.starts, env.starts)
+    assert redrawn >= 1
+    # Only unplaceable draws: a clear error after MIXTURE_SPAWN_DRAWS of them.
+    env = orca_env.parallel_env({"mixture": [crowded], **copy.deepcopy(COMMON)})
+    with pytest.raises(SpawnError, match=r"mixture: 10 draws in a row could not place their "
+                                         r"agents; the last, entry 0 .*corridor_v1: could not"):
+        env.reset(seed=0)
 
 
 def test_draws_follow_the_weights_and_the_ranges():
