@@ -35,6 +35,11 @@ Rules, checked when the env is built (``ValueError`` naming the entry):
   integers from ``[low, high]`` inclusive (both must be integers), others draw uniformly.
   ``low <= high``; both ends must give a valid config.
 
+A draw whose agents the scenario cannot place (``SpawnError``: a corner of the ranges too
+crowded for the scenario's start zones) is drawn again from the same generator at that reset,
+up to ``orca_env.environment.MIXTURE_SPAWN_DRAWS`` (10) times in a row; then the reset raises
+``SpawnError`` naming the last draw. Episodes placed at their first draw are unchanged.
+
 ``OrcaVectorEnv`` refuses mixtures (its worlds share one size); the SB3 adapter runs them on
 ``OrcaEnv`` copies (``make_vec_env`` picks that backend by itself).
 """
