@@ -226,6 +226,9 @@ class OrcaEnv(ParallelEnv):
         #: Index of this episode's mixture entry and its drawn ``{key: value}`` (mixtures only).
         self.mixture_entry: int | None = None
         self.mixture_values: dict = {}
+        #: Mixture draws made again since the env was built because their agents could not be
+        #: placed (see ``reset``).
+        self.mixture_redraws = 0
         cfg = self.config
         if cfg.mixture is not None:
             # Every entry at both ends of its ranges: one agent list, one observation space.
@@ -451,7 +454,8 @@ class OrcaEnv(ParallelEnv):
         # agents cannot be placed (a corner of the ranges too crowded for the scenario's zones:
         # SpawnError) is drawn again from the same generator, up to MIXTURE_SPAWN_DRAWS times,
         # so a training run does not die on a rare draw; episodes that place at the first draw
-        # are unchanged. A plain config raises at once.
+        # are unchanged. A plain config raises at once. SpawnError covers the scenario's
+        # placement and the env's start-overlap check.
         draws = MIXTURE_SPAWN_DRAWS if self._mixture is not None else 1
         for attempt in range(draws):
             if self._mixture is not None:
@@ -472,13 +476,15 @@ class OrcaEnv(ParallelEnv):
                     raise SpawnError(f"mixture: {draws} draws in a row could not place their "
                                      f"agents; the last, entry {k} with {values}: {exc}"
                                      ) from exc
+                # Redraws bias the mixture towards what can be placed: count them, say so once.
+                self.mixture_redraws += 1
+                if self.mixture_redraws == 1:
+                    warnings.warn(f"mixture entry {k} with {values} could not place its agents "
+                                  f"({exc}); drawn again. Such draws are left out of training, "
+                                  f"so the entries and ranges trained on differ from the "
+                                  f"config's; env.mixture_redraws counts them", stacklevel=2)
         sc = self.scenario
         self.world = world
-        orca_radius = self._radius + self._padding if self._any_padding else self._radius
-        sim.add_agents(starts, radius=orca_radius, max_speed=self._max_speed,
-                       responsibility=self._resp, layer=self._layers,
-                       avoid_mask=self._avoid_masks, **self._orca)
-        self._check_spawns(sim, starts)
         self.sim = sim
         self._starts = starts
         self._goals = goals.copy()
@@ -534,6 +540,11 @@ class OrcaEnv(ParallelEnv):
             sim.add_boundary(np.asarray(world.boundary, dtype=np.float64))
         sim.process_obstacles()
         starts, goals = self._populate(rng, sim)
+        orca_radius = self._radius + self._padding if self._any_padding else self._radius
+        sim.add_agents(starts, radius=orca_radius, max_speed=self._max_speed,
+                       responsibility=self._resp, layer=self._layers,
+                       avoid_mask=self._avoid_masks, **self._orca)
+        self._check_spawns(sim, starts)
         return world, sim, starts, goals
 
     def _populate(self, rng: np.random.Generator, sim: Simulator):

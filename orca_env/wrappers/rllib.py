@@ -15,7 +15,7 @@ copy. A ``step`` after that raises ``RuntimeError`` until ``reset``. The per-age
 to RLlib are the truthful ones, but RLlib 2.60's ``MultiAgentEpisode`` marks every agent of the
 last step terminated once all agents are done (its "case 2"; also when all were truncated), so a
 time-limit truncation on the last step reaches the learner as a termination (no value
-bootstrap). The SB3 adapter bootstraps it.
+bootstrap). The SB3 adapter bootstraps it unless its ``bootstrap`` setting says otherwise.
 
 Agents that leave
 -----------------

@@ -1,6 +1,7 @@
 """Scenario mixtures (config key mixture): draws, determinism, validation, adapters."""
 
 import copy
+import warnings
 
 import numpy as np
 import pytest
@@ -80,22 +81,46 @@ def test_a_draw_that_cannot_be_placed_is_drawn_again():
     plain = orca_env.parallel_env({"mixture": [copy.deepcopy(ENTRIES[0])],
                                    **copy.deepcopy(COMMON)})
     mixture = Mixture(load_config({"mixture": [crowded, feasible], **COMMON}).mixture)
+
+    def first_draw(seed):
+        return mixture.draw(np.random.Generator(np.random.PCG64(seed)))[0]
+
     redrawn = 0
     for seed in range(6):
-        env.reset(seed=seed)
+        before = env.mixture_redraws
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            env.reset(seed=seed)
+        # Said once per env (at its first redraw), counted always.
+        assert len(caught) == (before == 0 and env.mixture_redraws > 0)
+        if caught:
+            assert "could not place its agents" in str(caught[0].message)
         assert env.mixture_entry == 1 and env.scenario.name == "circle_v0"
-        first = mixture.draw(np.random.Generator(np.random.PCG64(seed)))[0]
+        first = first_draw(seed)
         redrawn += first == 0
         if first == 1:  # placed at the first draw: the same episode as without the bad entry
             plain.reset(seed=seed)
             assert plain.mixture_values == env.mixture_values
             assert np.array_equal(plain.starts, env.starts)
-    assert redrawn >= 1
+    assert redrawn >= 1 and env.mixture_redraws >= redrawn
     # Only unplaceable draws: a clear error after MIXTURE_SPAWN_DRAWS of them.
     env = orca_env.parallel_env({"mixture": [crowded], **copy.deepcopy(COMMON)})
     with pytest.raises(SpawnError, match=r"mixture: 10 draws in a row could not place their "
                                          r"agents; the last, entry 0 .*corridor_v1: could not"):
         env.reset(seed=0)
+
+
+def test_a_draw_whose_starts_overlap_is_drawn_again():
+    # The env's own start check (a circle too small for its agents) counts as unplaceable too.
+    tiny = {"config": "circle_dense", "set": {"groups.0.count": 4, "scenario_kwargs.jitter": 0.0},
+            "ranges": {"scenario_kwargs.circle_radius": [0.2, 0.6]}}
+    env = orca_env.parallel_env({"mixture": [tiny], **copy.deepcopy(COMMON)})
+    with pytest.warns(UserWarning, match="agents start overlapping"):
+        for seed in range(10):
+            env.reset(seed=seed)
+            # 4 agents of radius 0.3 on a circle of radius R are R * sqrt(2) apart: R > 0.42
+            assert env.mixture_values["scenario_kwargs.circle_radius"] > 0.42
+    assert env.mixture_redraws >= 1
 
 
 def test_draws_follow_the_weights_and_the_ranges():
