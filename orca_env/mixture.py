@@ -38,7 +38,9 @@ Rules, checked when the env is built (``ValueError`` naming the entry):
 A draw whose agents the scenario cannot place (``SpawnError``: a corner of the ranges too
 crowded for the scenario's start zones) is drawn again from the same generator at that reset,
 up to ``orca_env.environment.MIXTURE_SPAWN_DRAWS`` (10) times in a row; then the reset raises
-``SpawnError`` naming the last draw. Episodes placed at their first draw are unchanged.
+``SpawnError`` naming the last draw. Episodes placed at their first draw are unchanged. The
+env's start-overlap check counts as placement. Redraws bias the mixture towards what can be
+placed: each env warns at its first and counts them in ``OrcaEnv.mixture_redraws``.
 
 ``OrcaVectorEnv`` refuses mixtures (its worlds share one size); the SB3 adapter runs them on
 ``OrcaEnv`` copies (``make_vec_env`` picks that backend by itself).
