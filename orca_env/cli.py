@@ -255,10 +255,17 @@ def _eval_arguments(e: argparse.ArgumentParser) -> None:
     e.add_argument("--print-hash", action="store_true", help="print the SHA-256 of the JSON")
 
 
+def _drop_empty(folder: str | None) -> None:
+    """Remove ``folder`` if it exists and is empty: the one a rejected command just created."""
+    if folder is not None and os.path.isdir(folder) and not os.listdir(folder):
+        os.rmdir(folder)
+
+
 def _eval_run(args: argparse.Namespace) -> int:
     from .evaluation import eval_seeds, evaluate, format_table, report_hash  # noqa: PLC0415
     from .evaluation.suite import prepare_out_dir  # noqa: PLC0415
 
+    new_out = args.out is not None and not os.path.exists(args.out)
     try:
         overrides = _config_overrides(args.config, args.set)
         if args.out is not None:
@@ -272,8 +279,10 @@ def _eval_run(args: argparse.Namespace) -> int:
             video_size=args.video_size, video_format=args.video_format,
             progress=not args.quiet)
     except (ValueError, FileNotFoundError) as exc:  # bad input: a message, no traceback
+        _drop_empty(args.out if new_out else None)
         raise CommandError(str(exc)) from exc
     except ImportError as exc:  # a missing extra: what to install
+        _drop_empty(args.out if new_out else None)
         raise CommandError(str(exc), code=1) from exc
     if not args.quiet:
         print(format_table(report))
@@ -443,6 +452,7 @@ def _bench_run(args: argparse.Namespace) -> int:
     from .evaluation.suite import prepare_out_dir  # noqa: PLC0415
 
     t0 = time.perf_counter()
+    new_out = None
     try:
         suite = load_suite(args.suite)
         suite = suite.select(args.entries, args.tags, arg="--entries")
@@ -454,13 +464,16 @@ def _bench_run(args: argparse.Namespace) -> int:
         if not args.no_figure:
             require_matplotlib()  # before any episode
         out = args.out if args.out is not None else os.path.join("runs", f"bench_{suite.name}")
+        new_out = out if not os.path.exists(out) else None
         prepare_out_dir(out, arg="--out")
         policies = [BenchPolicy(spec, safe) for spec, safe in (args.policies or [("orca", True)])]
         report = run_bench(suite, policies, out_dir=out, progress=not args.quiet)
         paths = write_bench(report, out, figure=not args.no_figure)
     except (ValueError, FileNotFoundError) as exc:  # bad input: a message, no traceback
+        _drop_empty(new_out)
         raise CommandError(str(exc)) from exc
     except ImportError as exc:  # a missing extra: what to install
+        _drop_empty(new_out)
         raise CommandError(f"{exc} (or pass --no-figure)", code=1) from exc
     if not args.quiet:
         from .evaluation.bench import format_markdown  # noqa: PLC0415

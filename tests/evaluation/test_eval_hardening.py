@@ -114,6 +114,21 @@ def test_a_file_where_a_subfolder_goes_fails_before_any_episode(tmp_path, no_epi
         evaluate(CROWDNAV, "orca", episodes=2, out_dir=str(tmp_path), logs=1)
 
 
+def test_a_rejected_command_leaves_no_new_out_folder(tmp_path, capsys):
+    out = tmp_path / "new"
+    with pytest.raises(SystemExit):
+        main(["eval", CROWDNAV, "--quiet", "--set", "max_steps=-1", "--out", str(out)])
+    assert "max_steps" in _one_line_error(capsys, "eval") and not out.exists()
+    with pytest.raises(SystemExit):
+        main(["bench", "--quiet", "--policy", "nosuch", "--out", str(out)])
+    assert "nosuch" in _one_line_error(capsys, "bench") and not out.exists()
+    # A folder that was there before stays, empty or not.
+    out.mkdir()
+    with pytest.raises(SystemExit):
+        main(["eval", CROWDNAV, "--quiet", "--set", "max_steps=-1", "--out", str(out)])
+    assert out.is_dir()
+
+
 def test_extras_without_an_out_folder_name_out(capsys, no_episodes):
     with pytest.raises(ValueError, match=r"--logs 2: .*need an output folder: pass --out DIR "
                                          r"\(out_dir=DIR\)"):
