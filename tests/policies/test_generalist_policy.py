@@ -58,7 +58,7 @@ def test_the_shipped_generalist_matches_its_training_config_and_its_seeds(name):
     shipped = load_train_config(os.path.join(TRAINED_DIR, name, "config.yaml"))
     repo = load_train_config(os.path.join(REPO_ROOT, "configs", "train", f"{name}.yaml"))
     for key in ("env", "algo", "n_envs", "n_timesteps", "seed", "hyperparams", "policy_kwargs",
-                "normalize"):
+                "normalize", "bootstrap"):
         assert shipped[key] == repo[key], key
     # Trained on the training seeds only, never on a suite's evaluation seeds.
     assert not any(is_eval_seed(s) for s in range(shipped["seed"],
@@ -79,6 +79,9 @@ def test_the_two_configs_differ_where_their_headers_say():
     assert res["env"]["action"] == "residual" and not res["env"]["observation"].get("time")
     corridors = [e for e in res["env"]["mixture"] if e["config"].startswith("corridor")]
     assert len(corridors) == 2 and all(e["set"]["scenario"] == "corridor_v0" for e in corridors)
+    crossings = [e for e in res["env"]["mixture"] if e["config"].startswith("intersection")]
+    assert len(crossings) == 2 and all(e["set"]["scenario"] == "intersection_v0"
+                                       for e in crossings)
     # The same scenarios and ranges, the same budget.
     assert [(e["config"], e.get("ranges")) for e in gen["env"]["mixture"]] == \
         [(e["config"], e.get("ranges")) for e in res["env"]["mixture"]]
