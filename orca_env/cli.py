@@ -265,7 +265,8 @@ def _eval_run(args: argparse.Namespace) -> int:
     from .evaluation import eval_seeds, evaluate, format_table, report_hash  # noqa: PLC0415
     from .evaluation.suite import prepare_out_dir  # noqa: PLC0415
 
-    new_out = args.out is not None and not os.path.exists(args.out)
+    # The --out folder this command creates, removed again if the command is rejected.
+    new_out = args.out if args.out is not None and not os.path.exists(args.out) else None
     try:
         overrides = _config_overrides(args.config, args.set)
         if args.out is not None:
@@ -279,10 +280,10 @@ def _eval_run(args: argparse.Namespace) -> int:
             video_size=args.video_size, video_format=args.video_format,
             progress=not args.quiet)
     except (ValueError, FileNotFoundError) as exc:  # bad input: a message, no traceback
-        _drop_empty(args.out if new_out else None)
+        _drop_empty(new_out)
         raise CommandError(str(exc)) from exc
     except ImportError as exc:  # a missing extra: what to install
-        _drop_empty(args.out if new_out else None)
+        _drop_empty(new_out)
         raise CommandError(str(exc), code=1) from exc
     if not args.quiet:
         print(format_table(report))

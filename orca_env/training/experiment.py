@@ -97,7 +97,7 @@ def make_training_env(cfg: dict):
     """
     from orca_env.wrappers.sb3 import MaskedVecNormalize, make_vec_env  # noqa: PLC0415
 
-    base = make_vec_env(cfg["env"], cfg["n_envs"], bootstrap=cfg.get("bootstrap", "truncated"))
+    base = make_vec_env(cfg["env"], cfg["n_envs"], bootstrap=cfg["bootstrap"])
     venv = base
     norm = cfg["normalize"]
     if norm:
