@@ -321,6 +321,28 @@ class OrcaEnv(ParallelEnv):
         """
         return self._cfg
 
+    @property
+    def mixture_weights(self) -> list[float] | None:
+        """The mixture's entry weights (``None`` without a mixture); see ``set_mixture_weights``."""
+        return None if self._mixture is None else self._mixture.weights
+
+    def set_mixture_weights(self, weights: Any) -> None:
+        """Draw the mixture's entries with new weights from the next ``reset`` on.
+
+        For schedules and curricula (the training config's ``stages``): the episode under way
+        is not touched, and the entries, their ranges, the agents and the spaces stay as they
+        are. ``config`` keeps the weights the env was built with.
+
+        Args:
+            weights: One finite number > 0 per mixture entry, in entry order.
+
+        Raises:
+            ValueError: If the env has no mixture, or on a bad list (nothing changes then).
+        """
+        if self._mixture is None:
+            raise ValueError("set_mixture_weights: this env's config has no mixture")
+        self._mixture.set_weights(weights)
+
     def _setup_slots(self, groups: list[GroupConfig]) -> None:
         sc = self.scenario
         if not groups:

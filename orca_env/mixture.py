@@ -297,10 +297,7 @@ class Mixture:
 
     def __init__(self, entries: list[dict]) -> None:
         self.entries = entries
-        w = np.array([e["weight"] for e in entries], dtype=np.float64)
-        #: Probability of each entry.
-        self.probabilities = w / w.sum()
-        self._cum = np.cumsum(self.probabilities)
+        self._set_probabilities([e["weight"] for e in entries])
         # Entries without ranges are parsed once.
         self._fixed = [None if e["ranges"] else parse_section(EnvConfig, e["config"])
                        for e in entries]
@@ -309,6 +306,33 @@ class Mixture:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def _set_probabilities(self, weights) -> None:
+        w = np.array(weights, dtype=np.float64)
+        #: Probability of each entry.
+        self.probabilities = w / w.sum()
+        self._cum = np.cumsum(self.probabilities)
+
+    @property
+    def weights(self) -> list[float]:
+        """The entries' weights, in entry order."""
+        return [e["weight"] for e in self.entries]
+
+    def set_weights(self, weights: Any) -> None:
+        """Replace the entries' weights (one finite number > 0 per entry, in entry order).
+
+        Validated before anything changes: a bad list leaves the weights as they were.
+
+        Raises:
+            ValueError: If ``weights`` is not a sequence of one valid weight per entry.
+        """
+        if isinstance(weights, (str, bytes, dict)) or not hasattr(weights, "__len__") \
+                or len(weights) != len(self.entries):
+            raise ValueError(f"mixture weights must list one weight per entry "
+                             f"({len(self.entries)}), got {_show(weights)}")
+        checked = [_check_weight(w, f"mixture[{k}]") for k, w in enumerate(weights)]
+        self.entries = [{**e, "weight": w} for e, w in zip(self.entries, checked, strict=True)]
+        self._set_probabilities(checked)
 
     def config_at(self, k: int, end: int | None = None) -> EnvConfig:
         """Entry ``k`` with its ranges at their low (``end=0``) or high (1) end, or unset."""

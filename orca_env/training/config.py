@@ -18,6 +18,10 @@ A training config is YAML in rl-baselines3-zoo style; unknown keys are errors:
                     last observation: truncated (default: the time limit and a deadlock end),
                     time_limit (a deadlock end is terminal), never (use with observation.time:
                     running out of time is then part of the task); see orca_env.wrappers.sb3
+    stages:         (sb3) later phases of the run, a list of {from, learning_rate, weights}:
+                    from that entry-step count on, a new learning rate and new weights of
+                    env.mixture entries (by index or config name; the others keep theirs); see
+                    stage_schedule
     checkpoint_freq: entry-steps between checkpoints
     eval:           {n_episodes, video}: the final comparison (on the evaluation suite's
                     frozen seeds 10_000.., which training never uses)
@@ -30,6 +34,7 @@ A relative config path is looked up in the current folder first, then in the rep
 from __future__ import annotations
 
 import copy
+import math
 import os
 from typing import Any
 
@@ -38,7 +43,7 @@ from orca_env.configs import resolve as resolve_shipped
 
 __all__ = ["DEFAULT_CONFIG", "REPO_ROOT", "DEFAULTS", "EVAL_KEYS", "NORMALIZE_DEFAULTS",
            "NORMALIZE_KEYS", "ALGOS", "ACTIVATIONS", "BACKENDS", "BACKEND_KEYS",
-           "resolve_config_path", "load_train_config",
+           "STAGE_KEYS", "resolve_config_path", "load_train_config", "stage_schedule",
            "normalizes_observations", "policy_kwargs_from_config"]
 
 #: The default training config (a dense symmetric circle crossing where pure ORCA jams).
@@ -65,7 +70,7 @@ EVAL_KEYS = {"n_episodes", "video"}
 #: The training engines a config may name: stable-baselines3 or Ray RLlib.
 BACKENDS = ("sb3", "rllib")
 #: Keys only a config of that backend has, and their defaults.
-BACKEND_KEYS: dict[str, dict[str, Any]] = {"sb3": {"bootstrap": "truncated"},
+BACKEND_KEYS: dict[str, dict[str, Any]] = {"sb3": {"bootstrap": "truncated", "stages": []},
                                            "rllib": {"num_env_runners": 0}}
 #: ``normalize: true`` means these VecNormalize arguments; a mapping is merged into them.
 NORMALIZE_DEFAULTS = {"norm_obs": True, "norm_reward": False}
@@ -74,6 +79,8 @@ NORMALIZE_KEYS = ("norm_obs", "norm_reward", "clip_obs", "clip_reward", "gamma",
 #: The stable-baselines3 algorithms a config may name.
 ALGOS = ("ppo", "sac")
 ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu", "gelu", "silu")
+#: Keys of one entry of ``stages``.
+STAGE_KEYS = ("from", "learning_rate", "weights")
 
 
 def resolve_config_path(path: str | os.PathLike) -> str:
@@ -205,6 +212,7 @@ def load_train_config(path: str | os.PathLike | None = None, **overrides: Any) -
         from orca_env.wrappers.sb3 import check_bootstrap  # noqa: PLC0415
 
         check_bootstrap(cfg["bootstrap"], "training config key 'bootstrap'")
+        stage_schedule(cfg)
     if backend == "rllib":
         from .rllib import check_config  # noqa: PLC0415  (no ray import)
 
@@ -234,3 +242,89 @@ def policy_kwargs_from_config(pk: dict) -> dict:
     if "activation_fn" in out:
         out["activation_fn"] = names[out["activation_fn"]]
     return out
+
+
+def _positive_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) \
+        and math.isfinite(value) and value > 0
+
+
+def stage_schedule(cfg: dict) -> list[dict]:
+    """The resolved ``stages`` of a training config, validated.
+
+    A stage starts at the first rollout (PPO) or step (SAC) whose entry-step count is at least
+    its ``from``, and holds until the next one's: it sets the optimiser's learning rate
+    (``learning_rate``, a number > 0) and the weights of the env's mixture entries (``weights``:
+    ``{entry: weight}``, the entry by its index in ``env.mixture`` or by its ``config`` name
+    when exactly one entry has it). What a stage leaves out stays as the stage before set it
+    (the config's own values before the first stage). The episodes under way finish as they
+    were drawn. A resumed run starts in the stage of its step count. Everything before the
+    first stage's ``from`` is the run without ``stages``, step for step.
+
+    Returns:
+        ``[{"from": int, "learning_rate": float or None, "weights": [one per entry] or
+        None}]``, in order; ``None`` where the config's own value holds (no ``weights`` without
+        a mixture).
+
+    Raises:
+        ValueError: On a bad stage (the message names the key and the value).
+    """
+    stages = cfg.get("stages", [])
+    if not isinstance(stages, list):
+        raise ValueError(f"training config key 'stages' must be a list, got {stages!r}")
+    mixture = cfg["env"].get("mixture") if isinstance(cfg["env"], dict) else None
+    weights = [e.get("weight", 1.0) for e in mixture] if isinstance(mixture, list) else None
+    lr, out, last = None, [], 0
+    for i, st in enumerate(stages):
+        where = f"stages[{i}]"
+        if not isinstance(st, dict) or "from" not in st or set(st) - set(STAGE_KEYS):
+            raise ValueError(f"training config key '{where}' must be a mapping with 'from' and "
+                             f"any of 'learning_rate', 'weights', got {st!r}")
+        start = st["from"]
+        if isinstance(start, bool) or not isinstance(start, int) or start <= last:
+            raise ValueError(f"training config key '{where}.from' must be an integer entry-step "
+                             f"count > {last}" + (" (the previous stage's)" if i else "")
+                             + f", got {start!r}")
+        last = start
+        key_ = f"training config key '{where}"
+        if "learning_rate" in st:
+            if not _positive_number(st["learning_rate"]):
+                raise ValueError(f"{key_}.learning_rate' must be a finite number > 0, got "
+                                 f"{st['learning_rate']!r}")
+            lr = float(st["learning_rate"])
+        if "weights" in st:
+            new = st["weights"]
+            if weights is None:
+                raise ValueError(f"{key_}.weights' needs an env with a 'mixture'; this "
+                                 f"config's env has none")
+            if not isinstance(new, dict) or not new:
+                raise ValueError(f"{key_}.weights' must be a mapping {{entry: weight}}, got "
+                                 f"{new!r}")
+            weights = list(weights)
+            for key, w in new.items():
+                k = _mixture_entry(mixture, key, f"{key_}.weights'")
+                if not _positive_number(w):
+                    raise ValueError(f"{key_}.weights.{key}' must be a finite number > 0, "
+                                     f"got {w!r}")
+                weights[k] = float(w)
+        staged = any("weights" in s_ for s_ in stages[:i + 1])
+        out.append({"from": start, "learning_rate": lr,
+                    "weights": [float(w) for w in weights] if staged else None})
+    return out
+
+
+def _mixture_entry(mixture: list, key: Any, where: str) -> int:
+    """Index of the mixture entry ``key`` names: its index, or its unique ``config`` name."""
+    if isinstance(key, int) and not isinstance(key, bool):
+        if 0 <= key < len(mixture):
+            return key
+        raise ValueError(f"{where}: entry {key} is not an index of env.mixture "
+                         f"(0..{len(mixture) - 1})")
+    names = [e.get("config") if isinstance(e.get("config"), str) else None for e in mixture]
+    hits = [k for k, n in enumerate(names) if n == key]
+    if len(hits) == 1:
+        return hits[0]
+    known = sorted({n for n in names if n is not None and names.count(n) == 1})
+    raise ValueError(f"{where}: {key!r} names {'several' if hits else 'no'} env.mixture "
+                     f"entries; name one by its index (0..{len(mixture) - 1}) or by a config "
+                     f"name that one entry has: {known}")

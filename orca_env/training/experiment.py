@@ -26,6 +26,7 @@ from .config import (
     NORMALIZE_DEFAULTS,
     load_train_config,
     policy_kwargs_from_config,
+    stage_schedule,
 )
 from .run_folder import (
     CHECKPOINT_DIR,
@@ -262,6 +263,60 @@ def _checkpoint_callback(cfg: dict, run_dir: str, venv):
     return _Checkpoint(max(cfg["checkpoint_freq"] // venv.num_envs, 1))
 
 
+def _stages_callback(cfg: dict, base):
+    """The config's ``stages`` (:func:`~orca_env.training.config.stage_schedule`) as a callback.
+
+    At the start of training (a resumed run may start inside a stage) and of every rollout, the
+    stage of the model's step count is applied if it is not yet: the learning rate (from the
+    next gradient step on) and the mixture weights of every env copy (from each copy's next
+    reset on). It draws nothing from any generator, so a run is the same as without ``stages``
+    up to the first stage.
+    """
+    from stable_baselines3.common.callbacks import BaseCallback  # noqa: PLC0415
+
+    schedule = stage_schedule(cfg)
+
+    class _Stages(BaseCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.current = -1  # the config's own values
+
+        def _apply(self) -> None:
+            n = self.model.num_timesteps
+            k = max((i for i, st in enumerate(schedule) if st["from"] <= n), default=-1)
+            if k == self.current:
+                return
+            self.current, st = k, schedule[k]
+            what = []
+            if st["learning_rate"] is not None:
+                self.model.learning_rate = st["learning_rate"]
+                self.model._setup_lr_schedule()
+                what.append(f"learning rate {st['learning_rate']:g}")
+            if st["weights"] is not None:
+                for env in base.envs:
+                    env.set_mixture_weights(st["weights"])
+                what.append("mixture weights [" + ", ".join(f"{w:g}" for w in st["weights"])
+                            + "]")
+            print(f"Stage {k + 1} of {len(schedule)} (from {st['from']:,} entry-steps) at "
+                  f"{n:,}: " + "; ".join(what or ["nothing changes"]), flush=True)
+
+        def _on_training_start(self) -> None:
+            for i, st in enumerate(schedule):
+                if st["from"] >= cfg["n_timesteps"]:
+                    warnings.warn(f"training config key 'stages[{i}]' starts at {st['from']:,} "
+                                  f"entry-steps, not below n_timesteps ({cfg['n_timesteps']:,}): "
+                                  f"it will not run", stacklevel=2)
+            self._apply()
+
+        def _on_rollout_start(self) -> None:
+            self._apply()
+
+        def _on_step(self) -> bool:
+            return True
+
+    return _Stages()
+
+
 def _build(cfg: dict, run_dir: str, resume: tuple[str, ...] | None):
     """Build the env and the model (fresh, or resumed from a checkpoint).
 
@@ -394,7 +449,7 @@ def train(cfg: dict, run_dir: str, resume: tuple[str, ...] | None = None,
             with stopper:
                 model.learn(total_timesteps=remaining,
                             callback=[_checkpoint_callback(cfg, run_dir, venv),
-                                      stopper.callback()],
+                                      _stages_callback(cfg, base), stopper.callback()],
                             progress_bar=progress_bar, reset_num_timesteps=resume is None,
                             tb_log_name=cfg["algo"])
         wall = time.perf_counter() - t0

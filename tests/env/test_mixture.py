@@ -305,3 +305,49 @@ def test_pettingzoo_api_and_copies_mid_episode():
     env.reset()
     twin.reset()
     assert (env.mixture_entry, env.mixture_values) == (twin.mixture_entry, twin.mixture_values)
+
+
+def test_set_mixture_weights_changes_the_draws_from_the_next_reset():
+    env = orca_env.parallel_env(mix())
+    assert env.mixture_weights == [2.0, 1.0, 1.0]
+    env.reset(seed=0)
+    episode = env.episode_config
+    env.set_mixture_weights([1e-9, 1e-9, 1.0])
+    assert env.episode_config is episode  # the episode under way is untouched
+    assert env.mixture_weights == [1e-9, 1e-9, 1.0]
+    assert env.config.mixture[0]["weight"] == 2  # the config as built keeps its weights
+    entries = set()
+    for seed in range(20):
+        env.reset(seed=seed)
+        entries.add(env.mixture_entry)
+    assert entries == {2}
+    # Same seed, same weights: the same draws as an env built with those weights.
+    other = mix()
+    for e, w in zip(other["mixture"], [1e-9, 1e-9, 1.0], strict=True):
+        e["weight"] = w
+    built = orca_env.parallel_env(other)
+    for seed in range(5):
+        env.reset(seed=seed)
+        built.reset(seed=seed)
+        assert (env.mixture_entry, env.mixture_values) == (built.mixture_entry,
+                                                           built.mixture_values)
+
+
+@pytest.mark.parametrize("bad, match", [
+    ([1, 2], r"one weight per entry \(3\), got \[1, 2\]"),
+    ([1, 0, 1], r"'mixture\[1\]\.weight' must be a finite number > 0, got 0"),
+    ([1, float("nan"), 1], r"mixture\[1\]\.weight"),
+    ("abc", "one weight per entry"),
+])
+def test_set_mixture_weights_rejects_bad_weights_and_changes_nothing(bad, match):
+    env = orca_env.parallel_env(mix())
+    with pytest.raises(ValueError, match=match):
+        env.set_mixture_weights(bad)
+    assert env.mixture_weights == [2.0, 1.0, 1.0]
+
+
+def test_set_mixture_weights_needs_a_mixture():
+    env = orca_env.parallel_env("circle_dense")
+    assert env.mixture_weights is None
+    with pytest.raises(ValueError, match="has no mixture"):
+        env.set_mixture_weights([1.0])
