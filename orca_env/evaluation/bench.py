@@ -4,11 +4,13 @@ A *suite* is a YAML file listing *entries*; each entry is a scenario config (a s
 name or a path) with optional overrides, an episode count, a tag and a seed offset.
 :func:`run_bench` evaluates every policy on every entry with :func:`~orca_env.evaluation.evaluate`
 (the same episodes, metrics and intervals as ``orca-env eval``) and gathers the aggregates into
-one report: entry -> policy -> metric -> mean and 95% interval. :func:`write_bench` writes it as
-``bench.json`` (canonical: the same suite, policies and code give the same bytes), ``bench.md``
-(a markdown table) and ``bench.png`` (success, collision, deadlock and timeout rates per entry,
-policies side by side). The shipped suite is ``configs/suites/standard.yaml``
-(``orca-env bench`` runs it; ``load_suite("standard")`` finds it from any folder).
+one report: entry -> policy -> metric -> mean and 95% interval, and each policy's difference to
+a reference (pure ORCA if it runs), paired by seed, with its 95% interval. :func:`write_bench`
+writes it as ``bench.json`` (canonical: the same suite, policies and code give the same
+bytes), ``bench.md`` (markdown tables of the rates and of the differences) and ``bench.png``
+(success, collision, deadlock and timeout rates per entry, policies side by side). The shipped
+suite is ``configs/suites/standard.yaml`` (``orca-env bench`` runs it; ``load_suite("standard")``
+finds it from any folder).
 
 Suite file
 ----------
@@ -65,7 +67,7 @@ from typing import Any
 from .. import __version__
 from ..config import apply_policy_settings
 from ..files import atomic_path, atomic_write_text
-from .metrics import METRICS, format_ci, report_hash, report_json
+from .metrics import METRICS, format_ci, paired_difference, report_hash, report_json
 from .overrides import config_overrides
 from .plots import require_matplotlib
 from .suite import EVAL_SEEDS, evaluate, policy_settings, prepare_out_dir, resolve_policy
@@ -406,8 +408,12 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
         ``policies`` (label, spec's name, safety layer), ``entries`` (name, tag, config, set,
         scenario, agents, step limit, episodes, seeds), ``metrics`` (unit and definition),
         ``results`` (``{entry: {policy label: {metric: aggregate}}}``, the aggregates of
-        :func:`~orca_env.evaluation.metrics.aggregate`) and ``ci95`` (how intervals are
-        computed). Nothing in it depends on the host, the paths or the time.
+        :func:`~orca_env.evaluation.metrics.aggregate`), ``reference`` (the label the other
+        policies are compared with: pure ORCA with its safety layer if it runs, else the first
+        policy; ``None`` for a single policy), ``differences`` (``{entry: {policy label:
+        {metric: difference}}}`` for the :data:`HEADLINE` rates: policy minus reference, paired
+        by seed, from :func:`~orca_env.evaluation.metrics.paired_difference`) and ``ci95`` (how
+        intervals are computed). Nothing in it depends on the host, the paths or the time.
 
     Raises:
         ValueError: Naming the entry or policy, on a bad policy, a duplicate policy label, an
@@ -474,6 +480,7 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
 
     # -- the episodes -------------------------------------------------------------------------
     results: dict[str, dict[str, dict]] = {}
+    episodes: dict[str, dict[str, list]] = {}
     policy_names: dict[str, str] = {}
     n_runs = len(prepared) * len(pols)
     done = 0
@@ -482,7 +489,7 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
         _say(progress, f"[bench {i + 1}/{len(prepared)}] {e.name} ({e.tag}, {info['scenario']}, "
                        f"{info['num_agents']} agents of which {info['num_learned']} learned): "
                        f"{e.episodes} episodes per policy, seeds {seeds[0]}..{seeds[-1]}")
-        results[e.name] = {}
+        results[e.name], episodes[e.name] = {}, {}
         for _, lab, (pol, name), over in runs:
             t1 = time.perf_counter()
             sub = (None if out_dir is None
@@ -491,6 +498,7 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
                            progress=f"bench {i + 1}/{len(prepared)} {e.name} {lab}"
                            if progress else False, name=lab)
             results[e.name][lab] = rep["aggregate"]
+            episodes[e.name][lab] = rep["episodes"]
             policy_names.setdefault(lab, name)
             done += 1
             agg = rep["aggregate"]
@@ -500,6 +508,11 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
                            f"{_short(agg, 'deadlock_rate')} timeout "
                            f"{_short(agg, 'timeout_rate')}  ({time.perf_counter() - t1:.1f} s; "
                            f"{done}/{n_runs} runs, {time.perf_counter() - t0:.0f} s in all)")
+    reference = _reference(pols, labels)
+    differences = {} if reference is None else {
+        name: {lab: paired_difference(runs_[lab], runs_[reference], HEADLINE)
+               for lab in labels if lab != reference}
+        for name, runs_ in episodes.items()}
     return {
         "format": BENCH_FORMAT,
         "orca_env_version": __version__,
@@ -510,10 +523,21 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
         "entries": [info for _, info, _ in prepared],
         "metrics": {k: {"unit": u, "definition": d} for k, (u, d) in METRICS.items()},
         "results": results,
+        "reference": reference,
+        "differences": differences,
         "ci95": "mean over episodes with a 95% interval [ci95_low, ci95_high]: Wilson score for "
                 "the 0/1 metric all_success, Student-t clipped to [0, 1] for fractions, "
                 "Student-t otherwise (ci95 = half its width)",
     }
+
+
+def _reference(pols: list[BenchPolicy], labels: list[str]) -> str | None:
+    """The policy the others are compared with: pure ORCA if it runs, else the first one."""
+    if len(pols) < 2:
+        return None
+    orca = [lab for p, lab in zip(pols, labels, strict=True)
+            if p.spec == "orca" and p.safety_layer]
+    return orca[0] if orca else labels[0]
 
 
 # -- outputs -----------------------------------------------------------------------------------
@@ -543,7 +567,30 @@ def format_markdown(report: dict) -> str:
             lines.append(f"| {e['name']} | {e['tag']} | {e['num_agents']} ({e['num_learned']}) "
                          f"| {e['episodes']} | {p['label']} | "
                          + " | ".join(_cell(agg[m]) for m in HEADLINE) + " |")
+    ref = report.get("reference")
+    if ref is not None:
+        lines += ["",
+                  f"Differences to `{ref}`, paired by seed: mean and 95% interval over episodes of "
+                  f"(policy - {ref}); an interval that holds 0 does not tell the two apart.",
+                  "",
+                  "| entry | policy | " + " | ".join(heads) + " |",
+                  "|---|---|" + "---:|" * len(heads)]
+        for e in report["entries"]:
+            for p in report["policies"]:
+                if p["label"] == ref:
+                    continue
+                diff = report["differences"][e["name"]][p["label"]]
+                lines.append(f"| {e['name']} | {p['label']} | "
+                             + " | ".join(_diff_cell(diff[m]) for m in HEADLINE) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _diff_cell(a: dict) -> str:
+    if a["mean"] is None:
+        return "-"
+    if a["ci95_low"] is None:
+        return f"{a['mean']:+.2f}"
+    return f"{a['mean']:+.2f} [{a['ci95_low']:+.2f}, {a['ci95_high']:+.2f}]"
 
 
 def bench_figure(report: dict) -> Any:

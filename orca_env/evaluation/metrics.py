@@ -41,7 +41,8 @@ from collections.abc import Sequence
 from ..files import atomic_write_text
 
 __all__ = ["METRICS", "OVERLAP_METRICS", "ALL_METRICS", "t95", "wilson95", "aggregate",
-           "format_ci", "report_json", "report_hash", "write_csv", "format_table"]
+           "paired_difference", "format_ci", "report_json", "report_hash", "write_csv",
+           "format_table"]
 
 #: Metric name -> (unit, definition). Per-episode values; the aggregate averages them.
 METRICS: dict[str, tuple[str, str]] = {
@@ -171,6 +172,42 @@ def aggregate(episodes: Sequence[dict], metrics: dict | None = None) -> dict:
             continue
         row["ci95_low"], row["ci95_high"] = lo, hi
         row["ci95"] = (hi - lo) / 2
+    return out
+
+
+def paired_difference(episodes: Sequence[dict], reference: Sequence[dict],
+                      keys: Sequence[str]) -> dict:
+    """``{metric: {"mean", "ci95_low", "ci95_high", "ci95", "ci_method", "n"}}`` of a difference.
+
+    The mean of ``episode[key] - reference episode[key]`` over the seeds both runs share and
+    both define the metric for (episodes are paired by their ``seed``), with the 95% Student-t
+    interval of that mean (``ci_method`` ``t_paired``; ``None`` below two pairs), clipped to
+    [-1, 1] for the fractions of :data:`METRICS` (the rates). Pairing by
+    seed removes what the two runs' episodes have in common (the same starts, goals and crowd),
+    so the interval is usually much narrower than the two runs' own intervals suggest, and a
+    difference whose interval holds 0 is not told apart from none by these episodes.
+    """
+    ref = {r["seed"]: r for r in reference}
+    out = {}
+    for key in keys:
+        diffs = [float(e[key]) - float(ref[e["seed"]][key]) for e in episodes
+                 if e["seed"] in ref and e.get(key) is not None
+                 and ref[e["seed"]].get(key) is not None]
+        n = len(diffs)
+        row = {"mean": None, "ci95_low": None, "ci95_high": None, "ci95": None,
+               "ci_method": "t_paired", "n": n}
+        out[key] = row
+        if n == 0:
+            continue
+        mean = math.fsum(diffs) / n
+        row["mean"] = mean
+        if n > 1:
+            var = math.fsum((d - mean) ** 2 for d in diffs) / (n - 1)
+            half = t95(n - 1) * math.sqrt(var / n)
+            lo, hi = mean - half, mean + half
+            if ALL_METRICS.get(key, ("",))[0] in ("fraction", "0/1"):
+                lo, hi = max(-1.0, lo), min(1.0, hi)
+            row["ci95_low"], row["ci95_high"], row["ci95"] = lo, hi, (hi - lo) / 2
     return out
 
 

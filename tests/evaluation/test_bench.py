@@ -233,9 +233,11 @@ def test_progress_table_figure_and_markdown(tmp_path, capsys):
     assert "[bench 1/2] circle_nojitter (deadlock, circle_v0, 16 agents" in err
     assert "[bench 2/2] doorway orca: success" in err
     assert "[bench 2/2 doorway random] 2/2 episodes" in err
-    # The table on stdout: one row per entry and policy.
+    # The tables on stdout: one row per entry and policy, then one per entry and policy
+    # compared with orca.
     rows = [line for line in out.splitlines() if line.startswith("| ") and "---" not in line]
-    assert len(rows) == 1 + 2 * 2
+    assert len(rows) == 1 + 2 * 2 + 1 + 2 * 1
+    assert "Differences to `orca`, paired by seed" in out
     assert "| circle_nojitter | deadlock | 16 (16) | 2 | orca | 0.00 [0, 0] | 0.00 [0, 0] | " \
            "1.00 [1, 1] |" in out
     assert (tmp_path / "bench.md").read_text() in out
@@ -389,3 +391,50 @@ def test_write_bench_and_markdown_without_running(tmp_path):
     assert "| e | crush | 3 (1) | 4 | p | 0.25 [0.1, 0.4] | 0.25 [0.1, 0.4] | 0.25 [0.1, 0.4] " \
            "| 0.25 [0.1, 0.4] |" in md
     assert (tmp_path / "w" / "bench.md").read_text() == md
+
+
+# -- paired differences -------------------------------------------------------------------------
+def test_paired_difference_pairs_episodes_by_seed():
+    from orca_env.evaluation.metrics import paired_difference, t95
+
+    ref = [{"seed": 1, "success_rate": 0.5}, {"seed": 2, "success_rate": 1.0},
+           {"seed": 3, "success_rate": 0.0}, {"seed": 4, "success_rate": 0.25}]
+    # Out of order, one seed the reference lacks, one undefined value.
+    run = [{"seed": 3, "success_rate": 0.5}, {"seed": 1, "success_rate": 0.75},
+           {"seed": 9, "success_rate": 1.0}, {"seed": 2, "success_rate": 1.0},
+           {"seed": 4, "success_rate": None}]
+    d = paired_difference(run, ref, ["success_rate"])["success_rate"]
+    diffs = [0.5, 0.25, 0.0]
+    mean = sum(diffs) / 3
+    half = t95(2) * (sum((x - mean) ** 2 for x in diffs) / 2 / 3) ** 0.5
+    assert d["n"] == 3 and d["mean"] == pytest.approx(0.25) and d["ci_method"] == "t_paired"
+    assert d["ci95_low"] == pytest.approx(max(-1.0, mean - half))
+    assert d["ci95_high"] == pytest.approx(min(1.0, mean + half))
+    # Rates' differences stay in [-1, 1]; one pair has no interval, none has no mean.
+    wide = paired_difference([{"seed": 1, "success_rate": 1.0}, {"seed": 2, "success_rate": 0.0}],
+                             [{"seed": 1, "success_rate": 0.0}, {"seed": 2, "success_rate": 0.0}],
+                             ["success_rate"])["success_rate"]
+    assert wide["ci95_low"] == -1.0 and wide["ci95_high"] == 1.0
+    one = paired_difference(run[:1], ref, ["success_rate"])["success_rate"]
+    assert one["mean"] == 0.5 and one["ci95_low"] is None
+    assert paired_difference([], ref, ["success_rate"])["success_rate"]["mean"] is None
+
+
+def test_bench_reports_differences_to_orca(tmp_path):
+    s = load_suite().select(["doorway"]).with_episodes(3)
+    report = run_bench(s, ["random", "orca"], out_dir=tmp_path)
+    assert report["reference"] == "orca"  # pure ORCA, though it is not the first policy
+    assert set(report["differences"]["doorway"]) == {"random"}
+    diff = report["differences"]["doorway"]["random"]
+    assert set(diff) == set(HEADLINE)
+    eps = {lab: json.loads((tmp_path / "entries" / "doorway" / lab / "metrics.json")
+                           .read_text())["episodes"] for lab in ("random", "orca")}
+    for m in HEADLINE:
+        per_seed = [a[m] - b[m] for a, b in zip(eps["random"], eps["orca"], strict=True)]
+        assert diff[m]["mean"] == pytest.approx(sum(per_seed) / 3) and diff[m]["n"] == 3
+    # Without orca the first policy is the reference; a single policy has none.
+    assert run_bench(s.with_episodes(1), ["random"])["reference"] is None
+    no_safety = run_bench(s.with_episodes(2), [BenchPolicy("random"),
+                                                BenchPolicy("orca", safety_layer=False)])
+    assert no_safety["reference"] == "random"
+    assert set(no_safety["differences"]["doorway"]) == {"orca (no safety layer)"}
