@@ -585,12 +585,17 @@ def format_markdown(report: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _signed(x: float) -> str:
+    text = f"{x:+.3f}"  # three decimals: rare events (a deadlock in 400 agents) stay visible
+    return "+0.000" if text == "-0.000" else text
+
+
 def _diff_cell(a: dict) -> str:
     if a["mean"] is None:
         return "-"
     if a["ci95_low"] is None:
-        return f"{a['mean']:+.2f}"
-    return f"{a['mean']:+.2f} [{a['ci95_low']:+.2f}, {a['ci95_high']:+.2f}]"
+        return _signed(a["mean"])
+    return f"{_signed(a['mean'])} [{_signed(a['ci95_low'])}, {_signed(a['ci95_high'])}]"
 
 
 def bench_figure(report: dict) -> Any:
