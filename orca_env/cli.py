@@ -411,7 +411,7 @@ def _bench_arguments(b: argparse.ArgumentParser) -> None:
                    metavar="SPEC",
                    help="a policy to run without the safety layer: safety_layer false for every "
                         "learned group, so the action is the velocity itself (repeatable; "
-                        "columns follow the order of --policy and --no-safety)")
+                        "policies appear in the order of --policy and --no-safety)")
     n = b.add_mutually_exclusive_group()
     n.add_argument("--episodes", type=positive_int, default=None,
                    help="episodes per entry instead of the suite's counts (its first episodes: "

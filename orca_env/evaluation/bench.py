@@ -571,7 +571,8 @@ def format_markdown(report: dict) -> str:
     if ref is not None:
         lines += ["",
                   f"Differences to `{ref}`, paired by seed: mean and 95% interval over episodes of "
-                  f"(policy - {ref}); an interval that holds 0 does not tell the two apart.",
+                  f"(policy - {ref}); an interval that holds 0 does not tell the two apart, one "
+                  f"of zero width means every episode gave the same difference.",
                   "",
                   "| entry | policy | " + " | ".join(heads) + " |",
                   "|---|---|" + "---:|" * len(heads)]

@@ -182,7 +182,8 @@ def paired_difference(episodes: Sequence[dict], reference: Sequence[dict],
     The mean of ``episode[key] - reference episode[key]`` over the seeds both runs share and
     both define the metric for (episodes are paired by their ``seed``), with the 95% Student-t
     interval of that mean (``ci_method`` ``t_paired``; ``None`` below two pairs), clipped to
-    [-1, 1] for the fractions of :data:`METRICS` (the rates). Pairing by
+    [-1, 1] for the fractions of :data:`METRICS` (the rates; ``ci95`` is then half the clipped
+    width, as in :func:`aggregate`: read the bounds). Pairing by
     seed removes what the two runs' episodes have in common (the same starts, goals and crowd),
     so the interval is usually much narrower than the two runs' own intervals suggest, and a
     difference whose interval holds 0 is not told apart from none by these episodes.

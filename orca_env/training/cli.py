@@ -14,7 +14,7 @@ import sys
 
 from ..cli import positive_int
 from ..configs import names
-from .config import DEFAULT_CONFIG
+from .config import DEFAULT_CONFIG, TrainConfigError, resolve_config_path
 from .experiment import NoCheckpointError, TrainingInterrupted, resume_command, run_experiment
 from .model_files import MissingExtraError
 
@@ -79,10 +79,17 @@ def main(argv: list[str] | None = None, prog: str = "train.py") -> int:
         if stable-baselines3 or torch is missing (one line names the extra to install, as
         ``orca-env eval`` does for the video extra); ``128 + signal`` (130 for Ctrl-C, 143 for
         SIGTERM) when a signal stopped training, after saving a checkpoint (the lines printed
-        say where, and the command that resumes). Bad arguments exit through argparse
-        (``SystemExit`` with code 2).
+        say where, and the command that resumes); :data:`EXIT_USAGE` when the config file is
+        missing or training refuses the config (one line on stderr). Bad arguments exit
+        through argparse (``SystemExit`` with code 2).
     """
     args = build_parser(prog).parse_args(argv)
+    try:
+        if args.resume is None:
+            resolve_config_path(args.config or DEFAULT_CONFIG)
+    except FileNotFoundError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         run_experiment(args.config, run_dir=args.run_dir, runs_root=args.runs_root,
                        resume=args.resume, n_timesteps=args.n_timesteps, n_envs=args.n_envs,
@@ -90,6 +97,9 @@ def main(argv: list[str] | None = None, prog: str = "train.py") -> int:
                        evaluate=not args.no_eval, video=not args.no_video,
                        progress_bar=not args.no_progress, ship_result=args.ship,
                        num_env_runners=args.num_env_runners)
+    except TrainConfigError as exc:  # before the run folder is made: one line, no traceback
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except MissingExtraError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE

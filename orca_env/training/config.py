@@ -41,8 +41,9 @@ from typing import Any
 from orca_env.config import _deep_merge, load_config, load_yaml
 from orca_env.configs import resolve as resolve_shipped
 
-__all__ = ["DEFAULT_CONFIG", "REPO_ROOT", "DEFAULTS", "EVAL_KEYS", "NORMALIZE_DEFAULTS",
-           "NORMALIZE_KEYS", "ALGOS", "ACTIVATIONS", "BACKENDS", "BACKEND_KEYS",
+__all__ = ["TrainConfigError", "DEFAULT_CONFIG", "REPO_ROOT", "DEFAULTS", "EVAL_KEYS",
+           "NORMALIZE_DEFAULTS", "NORMALIZE_KEYS", "ALGOS", "ACTIVATIONS", "BACKENDS",
+           "BACKEND_KEYS",
            "STAGE_KEYS", "resolve_config_path", "load_train_config", "stage_schedule",
            "normalizes_observations", "policy_kwargs_from_config"]
 
@@ -81,6 +82,13 @@ ALGOS = ("ppo", "sac")
 ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu", "gelu", "silu")
 #: Keys of one entry of ``stages``.
 STAGE_KEYS = ("from", "learning_rate", "weights")
+
+
+class TrainConfigError(ValueError):
+    """A training config that training refuses: a missing file, an unknown key or a bad value.
+
+    ``train.py`` prints it as one line (``train.py: error: ...``) and exits with status 2.
+    """
 
 
 def resolve_config_path(path: str | os.PathLike) -> str:
@@ -123,8 +131,19 @@ def load_train_config(path: str | os.PathLike | None = None, **overrides: Any) -
 
     Raises:
         FileNotFoundError: If the config file does not exist.
-        ValueError: On an unknown key or a bad value (the message names the key).
+        TrainConfigError: On an unknown key or a bad value (the message names the key); a
+            ``ValueError``.
     """
+    try:
+        return _load_train_config(path, **overrides)
+    except TrainConfigError:
+        raise
+    except ValueError as exc:
+        raise TrainConfigError(str(exc)) from exc
+
+
+def _load_train_config(path: str | os.PathLike | None = None, **overrides: Any) -> dict:
+    """:func:`load_train_config` without the wrapping of its errors."""
     path = resolve_config_path(path or DEFAULT_CONFIG)
     data = load_yaml(path) or {}
     if not isinstance(data, dict):
@@ -252,19 +271,22 @@ def _positive_number(value: Any) -> bool:
 def stage_schedule(cfg: dict) -> list[dict]:
     """The resolved ``stages`` of a training config, validated.
 
-    A stage starts at the first rollout (PPO) or step (SAC) whose entry-step count is at least
-    its ``from``, and holds until the next one's: it sets the optimiser's learning rate
-    (``learning_rate``, a number > 0) and the weights of the env's mixture entries (``weights``:
+    A stage starts at the first rollout (PPO; SAC: the first step) whose entry-step count is at
+    least its ``from``, and holds until the next one's. It sets the optimiser's learning rate
+    (``learning_rate``, a number > 0), the weights of the env's mixture entries (``weights``:
     ``{entry: weight}``, the entry by its index in ``env.mixture`` or by its ``config`` name
-    when exactly one entry has it). What a stage leaves out stays as the stage before set it
-    (the config's own values before the first stage). The episodes under way finish as they
-    were drawn. A resumed run starts in the stage of its step count. Everything before the
-    first stage's ``from`` is the run without ``stages``, step for step.
+    when exactly one entry has it; a weight is > 0, so a tiny weight switches an entry all but
+    off), or both. What a stage leaves out stays as the stage before set it (the config's own
+    values before the first stage). The episodes under way finish as they were drawn (and SAC's
+    replay buffer keeps its older samples). A resumed run starts in the stage of its step count.
+    Everything before the first stage's ``from`` is the run without ``stages``, step for step.
 
     Returns:
-        ``[{"from": int, "learning_rate": float or None, "weights": [one per entry] or
-        None}]``, in order; ``None`` where the config's own value holds (no ``weights`` without
-        a mixture).
+        ``[{"from": int, "learning_rate": float or None, "weights": [one per entry] or None,
+        "changes": {"learning_rate": float, "weights": {index: weight}}}]``, in order:
+        ``learning_rate`` and ``weights`` are the values in force (``None`` where the config's
+        own value holds; no ``weights`` without a mixture), ``changes`` what the stage itself
+        sets.
 
     Raises:
         ValueError: On a bad stage (the message names the key and the value).
@@ -274,12 +296,13 @@ def stage_schedule(cfg: dict) -> list[dict]:
         raise ValueError(f"training config key 'stages' must be a list, got {stages!r}")
     mixture = cfg["env"].get("mixture") if isinstance(cfg["env"], dict) else None
     weights = [e.get("weight", 1.0) for e in mixture] if isinstance(mixture, list) else None
-    lr, out, last = None, [], 0
+    lr, staged, out, last = None, False, [], 0
     for i, st in enumerate(stages):
         where = f"stages[{i}]"
-        if not isinstance(st, dict) or "from" not in st or set(st) - set(STAGE_KEYS):
+        if not isinstance(st, dict) or "from" not in st or set(st) - set(STAGE_KEYS) \
+                or len(st) < 2:
             raise ValueError(f"training config key '{where}' must be a mapping with 'from' and "
-                             f"any of 'learning_rate', 'weights', got {st!r}")
+                             f"at least one of 'learning_rate', 'weights', got {st!r}")
         start = st["from"]
         if isinstance(start, bool) or not isinstance(start, int) or start <= last:
             raise ValueError(f"training config key '{where}.from' must be an integer entry-step "
@@ -287,11 +310,12 @@ def stage_schedule(cfg: dict) -> list[dict]:
                              + f", got {start!r}")
         last = start
         key_ = f"training config key '{where}"
+        changes: dict[str, Any] = {}
         if "learning_rate" in st:
             if not _positive_number(st["learning_rate"]):
                 raise ValueError(f"{key_}.learning_rate' must be a finite number > 0, got "
                                  f"{st['learning_rate']!r}")
-            lr = float(st["learning_rate"])
+            lr = changes["learning_rate"] = float(st["learning_rate"])
         if "weights" in st:
             new = st["weights"]
             if weights is None:
@@ -300,16 +324,22 @@ def stage_schedule(cfg: dict) -> list[dict]:
             if not isinstance(new, dict) or not new:
                 raise ValueError(f"{key_}.weights' must be a mapping {{entry: weight}}, got "
                                  f"{new!r}")
-            weights = list(weights)
+            weights, named = list(weights), {}
             for key, w in new.items():
                 k = _mixture_entry(mixture, key, f"{key_}.weights'")
+                if k in named:
+                    raise ValueError(f"{key_}.weights' names mixture entry {k} twice "
+                                     f"({named[k]!r} and {key!r})")
+                named[k] = key
                 if not _positive_number(w):
                     raise ValueError(f"{key_}.weights.{key}' must be a finite number > 0, "
                                      f"got {w!r}")
                 weights[k] = float(w)
-        staged = any("weights" in s_ for s_ in stages[:i + 1])
+            changes["weights"] = {k: weights[k] for k in sorted(named)}
+            staged = True
         out.append({"from": start, "learning_rate": lr,
-                    "weights": [float(w) for w in weights] if staged else None})
+                    "weights": [float(w) for w in weights] if staged else None,
+                    "changes": changes})
     return out
 
 

@@ -263,18 +263,26 @@ def _checkpoint_callback(cfg: dict, run_dir: str, venv):
     return _Checkpoint(max(cfg["checkpoint_freq"] // venv.num_envs, 1))
 
 
+def _entry_label(cfg: dict, k: int) -> str:
+    """A mixture entry in messages: its config's name if it is one, else ``#k``."""
+    name = cfg["env"]["mixture"][k].get("config")
+    return name if isinstance(name, str) else f"#{k}"
+
+
 def _stages_callback(cfg: dict, base):
     """The config's ``stages`` (:func:`~orca_env.training.config.stage_schedule`) as a callback.
 
     At the start of training (a resumed run may start inside a stage) and of every rollout, the
     stage of the model's step count is applied if it is not yet: the learning rate (from the
     next gradient step on) and the mixture weights of every env copy (from each copy's next
-    reset on). It draws nothing from any generator, so a run is the same as without ``stages``
-    up to the first stage.
+    reset on). It prints what the stage changes and logs ``train/stage`` (0 before the first)
+    with the other training scalars. It draws nothing from any generator, so a run is the same
+    as without ``stages`` up to the first stage.
     """
     from stable_baselines3.common.callbacks import BaseCallback  # noqa: PLC0415
 
     schedule = stage_schedule(cfg)
+    initial = [e.get("weight", 1.0) for e in cfg["env"].get("mixture") or []]
 
     class _Stages(BaseCallback):
         def __init__(self) -> None:
@@ -287,25 +295,25 @@ def _stages_callback(cfg: dict, base):
             if k == self.current:
                 return
             self.current, st = k, schedule[k]
-            what = []
             if st["learning_rate"] is not None:
                 self.model.learning_rate = st["learning_rate"]
                 self.model._setup_lr_schedule()
-                what.append(f"learning rate {st['learning_rate']:g}")
             if st["weights"] is not None:
                 for env in base.envs:
                     env.set_mixture_weights(st["weights"])
-                what.append("mixture weights [" + ", ".join(f"{w:g}" for w in st["weights"])
-                            + "]")
+            # The weights in force before this stage (a resumed run applies stage k at once).
+            old = (schedule[k - 1]["weights"] if k > 0 else None) or initial
+            what = []
+            if "learning_rate" in st["changes"]:
+                what.append(f"learning rate {st['learning_rate']:g}")
+            if "weights" in st["changes"]:
+                what.append("weights " + ", ".join(
+                    f"{_entry_label(cfg, j)} {old[j]:g} -> {w:g}"
+                    for j, w in st["changes"]["weights"].items()))
             print(f"Stage {k + 1} of {len(schedule)} (from {st['from']:,} entry-steps) at "
-                  f"{n:,}: " + "; ".join(what or ["nothing changes"]), flush=True)
+                  f"{n:,}: " + "; ".join(what), flush=True)
 
         def _on_training_start(self) -> None:
-            for i, st in enumerate(schedule):
-                if st["from"] >= cfg["n_timesteps"]:
-                    warnings.warn(f"training config key 'stages[{i}]' starts at {st['from']:,} "
-                                  f"entry-steps, not below n_timesteps ({cfg['n_timesteps']:,}): "
-                                  f"it will not run", stacklevel=2)
             self._apply()
 
         def _on_rollout_start(self) -> None:
@@ -313,6 +321,9 @@ def _stages_callback(cfg: dict, base):
 
         def _on_step(self) -> bool:
             return True
+
+        def _on_rollout_end(self) -> None:
+            self.logger.record("train/stage", self.current + 1)
 
     return _Stages()
 
@@ -441,6 +452,11 @@ def train(cfg: dict, run_dir: str, resume: tuple[str, ...] | None = None,
         built = _build(cfg, run_dir, resume)
     model, venv, base = built
     remaining = cfg["n_timesteps"] - model.num_timesteps
+    for i, st in enumerate(stage_schedule(cfg)):
+        if st["from"] >= cfg["n_timesteps"]:
+            warnings.warn(f"training config key 'stages[{i}]' starts at {st['from']:,} "
+                          f"entry-steps, not below n_timesteps ({cfg['n_timesteps']:,}): it "
+                          f"will not run", stacklevel=2)
     start_steps = model.num_timesteps
     stopper = _StopOnSignal()
     t0 = time.perf_counter()

@@ -41,19 +41,28 @@ def test_schedule_resolves_names_and_carries_values_forward(tmp_path):
         {"from": 600, "weights": {"circle_dense": 5}},
         {"from": 700, "weights": {0: 0.5}, "learning_rate": 5e-5}]))
     assert stage_schedule(cfg) == [
-        {"from": 300, "learning_rate": 1e-4, "weights": None},
-        {"from": 600, "learning_rate": 1e-4, "weights": [1.0, 5.0]},
-        {"from": 700, "learning_rate": 5e-5, "weights": [0.5, 5.0]}]
+        {"from": 300, "learning_rate": 1e-4, "weights": None,
+         "changes": {"learning_rate": 1e-4}},
+        {"from": 600, "learning_rate": 1e-4, "weights": [1.0, 5.0],
+         "changes": {"weights": {1: 5.0}}},
+        {"from": 700, "learning_rate": 5e-5, "weights": [0.5, 5.0],
+         "changes": {"learning_rate": 5e-5, "weights": {0: 0.5}}}]
     assert load_train_config(config(tmp_path))["stages"] == []
 
 
 @pytest.mark.parametrize("stages, match", [
     ("later", r"'stages' must be a list, got 'later'"),
     ([{"learning_rate": 1e-4}], r"'stages\[0\]' must be a mapping with 'from'"),
-    ([{"from": 10, "lr": 1e-4}], r"'stages\[0\]' must be a mapping with 'from' and any of"),
-    ([{"from": 0}], r"'stages\[0\].from' must be an integer entry-step count > 0, got 0"),
-    ([{"from": 500}, {"from": 400}], r"'stages\[1\].from' must be an integer entry-step count "
-                                     r"> 500 \(the previous stage's\), got 400"),
+    ([{"from": 10}], r"'stages\[0\]' must be a mapping with 'from' and at least one of "
+                     r"'learning_rate', 'weights', got \{'from': 10\}"),
+    ([{"from": 10, "weights": {0: 2, "circle_dense": 3, 1: 4}}],
+     r"'stages\[0\].weights' names mixture entry 1 twice \('circle_dense' and 1\)"),
+    ([{"from": 10, "lr": 1e-4}], r"'stages\[0\]' must be a mapping with 'from' and at least"),
+    ([{"from": 0, "learning_rate": 1e-4}],
+     r"'stages\[0\].from' must be an integer entry-step count > 0, got 0"),
+    ([{"from": 500, "learning_rate": 1e-4}, {"from": 400, "learning_rate": 1e-5}],
+     r"'stages\[1\].from' must be an integer entry-step count > 500 \(the previous stage's\), "
+     r"got 400"),
     ([{"from": 10, "learning_rate": 0}], r"'stages\[0\].learning_rate' must be a finite number "
                                          r"> 0, got 0"),
     ([{"from": 10, "weights": {"corridor": 2}}], r"'corridor' names no env.mixture entries; "
@@ -91,8 +100,8 @@ def test_a_stage_changes_the_run_from_its_step_on_and_not_before(tmp_path, capsy
     model, _, base = built
     os.makedirs(tmp_path / "staged")
     experiment.train(cfg, str(tmp_path / "staged"), progress_bar=False, built=built)
-    assert "Stage 1 of 1 (from 400 entry-steps) at 512: learning rate 1e-05; mixture " \
-           "weights [1, 50]" in capsys.readouterr().out
+    assert "Stage 1 of 1 (from 400 entry-steps) at 512: learning rate 1e-05; weights " \
+           "circle_dense 1 -> 50" in capsys.readouterr().out
     assert model.lr_schedule(1.0) == 1e-5
     assert all(env.mixture_weights == [1.0, 50.0] for env in base.envs)
     plain = load_train_config(config(tmp_path))
@@ -126,3 +135,19 @@ def test_a_stage_beyond_the_budget_warns(tmp_path):
         run_experiment(config(tmp_path, stages=[{"from": 5000, "learning_rate": 1e-5}],
                               n_timesteps=256), run_dir=str(tmp_path / "r"), evaluate=False,
                        progress_bar=False)
+
+
+def test_train_py_rejects_a_bad_config_in_one_line(tmp_path, capsys):
+    from orca_env.training import main
+    from orca_env.training.cli import EXIT_USAGE
+
+    run = tmp_path / "r"
+    assert main(["--config", config(tmp_path, stages=[{"from": 0, "learning_rate": 1e-4}]),
+                 "--run-dir", str(run), "--no-eval", "--no-progress"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err == ("train.py: error: training config key 'stages[0].from' must be an integer "
+                   "entry-step count > 0, got 0\n")
+    assert main(["--config", str(tmp_path / "missing.yaml")], prog="orca-env train") == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith("orca-env train: error: no training config") and err.count("\n") == 1
+    assert not run.exists()
