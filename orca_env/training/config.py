@@ -43,8 +43,8 @@ from orca_env.configs import resolve as resolve_shipped
 
 __all__ = ["TrainConfigError", "DEFAULT_CONFIG", "REPO_ROOT", "DEFAULTS", "EVAL_KEYS",
            "NORMALIZE_DEFAULTS", "NORMALIZE_KEYS", "ALGOS", "ACTIVATIONS", "BACKENDS",
-           "BACKEND_KEYS",
-           "STAGE_KEYS", "resolve_config_path", "load_train_config", "stage_schedule",
+           "BACKEND_KEYS", "STAGE_KEYS", "resolve_config_path", "load_train_config",
+           "stage_schedule",
            "normalizes_observations", "policy_kwargs_from_config"]
 
 #: The default training config (a dense symmetric circle crossing where pure ORCA jams).
