@@ -126,6 +126,13 @@ def wilson95(successes: float, n: int) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+def _t_half_width(vals: Sequence[float], mean: float) -> float:
+    """Half the width of the 95% Student-t interval of the mean of ``vals`` (two or more)."""
+    n = len(vals)
+    var = math.fsum((v - mean) ** 2 for v in vals) / (n - 1)
+    return t95(n - 1) * math.sqrt(var / n)
+
+
 def aggregate(episodes: Sequence[dict], metrics: dict | None = None) -> dict:
     """``{metric: {"mean", "ci95_low", "ci95_high", "ci95", "ci_method", "n"}}``.
 
@@ -163,8 +170,7 @@ def aggregate(episodes: Sequence[dict], metrics: dict | None = None) -> dict:
         if method == "wilson":
             lo, hi = wilson95(math.fsum(vals), n)
         elif n > 1:
-            var = math.fsum((v - mean) ** 2 for v in vals) / (n - 1)
-            half = t95(n - 1) * math.sqrt(var / n)
+            half = _t_half_width(vals, mean)
             lo, hi = mean - half, mean + half
             if method == "t_clipped":
                 lo, hi = max(0.0, lo), min(1.0, hi)
@@ -203,8 +209,7 @@ def paired_difference(episodes: Sequence[dict], reference: Sequence[dict],
         mean = math.fsum(diffs) / n
         row["mean"] = mean
         if n > 1:
-            var = math.fsum((d - mean) ** 2 for d in diffs) / (n - 1)
-            half = t95(n - 1) * math.sqrt(var / n)
+            half = _t_half_width(diffs, mean)
             lo, hi = mean - half, mean + half
             if ALL_METRICS.get(key, ("",))[0] in ("fraction", "0/1"):
                 lo, hi = max(-1.0, lo), min(1.0, hi)
