@@ -109,6 +109,8 @@ def test_same_seed_same_model(tmp_path):
     ({"n_env": 2}, "unknown training config key 'n_env'"),
     ({"algo": "dqn"}, "algo"),
     ({"n_timesteps": 0}, "n_timesteps"),
+    ({"n_timesteps": 512.5}, r"'n_timesteps' must be a positive integer, got 512.5"),
+    ({"checkpoint_freq": "often"}, r"'checkpoint_freq' must be a positive integer, got 'often'"),
     ({"policy_kwargs": {"activation_fn": "nn.Tanh"}}, "activation_fn"),
     ({"env": dict(TINY_ENV, max_step=3)}, "max_step"),
     ({"eval": {"episodes": 3}}, "eval"),
@@ -119,6 +121,17 @@ def test_same_seed_same_model(tmp_path):
 def test_config_errors(tmp_path, bad, match):
     with pytest.raises(ValueError, match=match):
         load_train_config(str(tiny_config(tmp_path, **bad)))
+
+
+def test_step_counts_may_be_written_as_floats(tmp_path):
+    """YAML reads 1e7 and 1.2e7 as floats: an integer value is taken as the integer."""
+    path = tiny_config(tmp_path, n_timesteps=512.0)
+    text = open(path).read()
+    assert "n_timesteps: 512.0" in text
+    with open(path, "w") as f:
+        f.write(text.replace("n_timesteps: 512.0", "n_timesteps: 5.12e2"))
+    cfg = load_train_config(str(path))
+    assert cfg["n_timesteps"] == 512 and type(cfg["n_timesteps"]) is int
 
 
 def test_bootstrap_reaches_the_training_env(tmp_path):

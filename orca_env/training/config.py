@@ -191,9 +191,11 @@ def _load_train_config(path: str | os.PathLike | None = None, **overrides: Any) 
         cfg["env"] = _deep_merge(base, rest)
     load_config(cfg["env"])  # validates the env section (its errors name the key)
     for key in ("n_envs", "n_timesteps", "torch_threads", "checkpoint_freq"):
-        if isinstance(cfg[key], bool) or not isinstance(cfg[key], int) or cfg[key] < 1:
+        count = _count(cfg[key])
+        if count is None or count < 1:
             raise ValueError(f"training config key {key!r} must be a positive integer, "
                              f"got {cfg[key]!r}")
+        cfg[key] = count
     if isinstance(cfg["seed"], bool) or not isinstance(cfg["seed"], int):
         raise ValueError(f"training config key 'seed' must be an integer, got {cfg['seed']!r}")
     if cfg["algo"] not in ALGOS:
@@ -263,6 +265,20 @@ def policy_kwargs_from_config(pk: dict) -> dict:
     return out
 
 
+def _count(value: Any) -> int | None:
+    """``value`` as an int: an int, or a float with an integer value; else ``None``.
+
+    The config loader reads ``1e7`` and ``1.2e7`` as floats, and step counts are often written so.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2 ** 53:
+        return int(value)
+    return None
+
+
 def _positive_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) \
         and math.isfinite(value) and value > 0
@@ -303,11 +319,11 @@ def stage_schedule(cfg: dict) -> list[dict]:
                 or len(st) < 2:
             raise ValueError(f"training config key '{where}' must be a mapping with 'from' and "
                              f"at least one of 'learning_rate', 'weights', got {st!r}")
-        start = st["from"]
-        if isinstance(start, bool) or not isinstance(start, int) or start <= last:
+        start = _count(st["from"])
+        if start is None or start <= last:
             raise ValueError(f"training config key '{where}.from' must be an integer entry-step "
                              f"count > {last}" + (" (the previous stage's)" if i else "")
-                             + f", got {start!r}")
+                             + f", got {st['from']!r}")
         last = start
         key_ = f"training config key '{where}"
         changes: dict[str, Any] = {}

@@ -48,6 +48,9 @@ def test_schedule_resolves_names_and_carries_values_forward(tmp_path):
         {"from": 700, "learning_rate": 5e-5, "weights": [0.5, 5.0],
          "changes": {"learning_rate": 5e-5, "weights": {0: 0.5}}}]
     assert load_train_config(config(tmp_path))["stages"] == []
+    # YAML reads 1.2e7 as a float: a step count with an integer value is that integer.
+    cfg = load_train_config(config(tmp_path, stages=[{"from": 300.0, "learning_rate": 1e-4}]))
+    assert [type(s["from"]) for s in stage_schedule(cfg)] == [int]
 
 
 @pytest.mark.parametrize("stages, match", [
@@ -60,6 +63,8 @@ def test_schedule_resolves_names_and_carries_values_forward(tmp_path):
     ([{"from": 10, "lr": 1e-4}], r"'stages\[0\]' must be a mapping with 'from' and at least"),
     ([{"from": 0, "learning_rate": 1e-4}],
      r"'stages\[0\].from' must be an integer entry-step count > 0, got 0"),
+    ([{"from": 10.5, "learning_rate": 1e-4}],
+     r"'stages\[0\].from' must be an integer entry-step count > 0, got 10.5"),
     ([{"from": 500, "learning_rate": 1e-4}, {"from": 400, "learning_rate": 1e-5}],
      r"'stages\[1\].from' must be an integer entry-step count > 500 \(the previous stage's\), "
      r"got 400"),
