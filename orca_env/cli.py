@@ -388,12 +388,15 @@ def _bench_arguments(b: argparse.ArgumentParser) -> None:
         "              paired differences\n"
         "  bench.png   the same rates with their intervals, policies side by side\n"
         "  entries/<entry>/<policy>/metrics.json, episodes.csv  each run, as eval writes them\n"
+        "              (runs of an earlier bench into the same folder that this one does not\n"
+        "              list are removed)\n"
         "Episode k of an entry uses seed <suite seed> + <entry seed_offset> + k: evaluation\n"
         "seeds, which training refuses. Progress goes to stderr, the table to stdout.")
     b.epilog = (
         "examples:\n"
         "  %(prog)s --policy orca --policy random\n"
         "  %(prog)s --policy runs/my_run --no-safety runs/my_run --policy orca\n"
+        "  %(prog)s --policy old=runs/a/ppo --policy new=runs/b/ppo\n"
         "  %(prog)s --entries doorway,circle_nojitter --episodes 5 --out runs/bench_small\n"
         "  %(prog)s --tags deadlock,crush --quick\n"
         "  %(prog)s my_suite.yaml --list")
@@ -402,16 +405,18 @@ def _bench_arguments(b: argparse.ArgumentParser) -> None:
                    help="suite file: a YAML path or a shipped suite's name (default: standard, "
                         "configs/suites/standard.yaml)")
     b.add_argument("--policy", dest="policies", action=_PolicyAction, const=True,
-                   metavar="SPEC",
+                   metavar="[NAME=]SPEC",
                    help="a policy to run, with the safety layer as the configs set it "
                         "(repeatable; default: orca): orca, random, a model file or run folder, "
                         "or package.module:callable (imported and called: pass only code you "
-                        "trust), as eval --policy")
+                        "trust), as eval --policy. Labelled by its folder's or file's name, or "
+                        "by NAME (letters, digits, '.', '_', '-')")
     b.add_argument("--no-safety", dest="policies", action=_PolicyAction, const=False,
-                   metavar="SPEC",
+                   metavar="[NAME=]SPEC",
                    help="a policy to run without the safety layer: safety_layer false for every "
                         "learned group, so the action is the velocity itself (repeatable; "
-                        "policies appear in the order of --policy and --no-safety)")
+                        "policies appear in the order of --policy and --no-safety); "
+                        "'--no-safety orca' walks straight at the goal, avoiding nothing")
     n = b.add_mutually_exclusive_group()
     n.add_argument("--episodes", type=positive_int, default=None,
                    help="episodes per entry instead of the suite's counts (its first episodes: "
@@ -470,7 +475,8 @@ def _bench_run(args: argparse.Namespace) -> int:
         out = args.out if args.out is not None else os.path.join("runs", f"bench_{suite.name}")
         new_out = out if not os.path.exists(out) else None
         prepare_out_dir(out, arg="--out")
-        policies = [BenchPolicy(spec, safe) for spec, safe in (args.policies or [("orca", True)])]
+        policies = [BenchPolicy.parse(spec, safe)
+                    for spec, safe in (args.policies or [("orca", True)])]
         report = run_bench(suite, policies, out_dir=out, progress=not args.quiet)
         paths = write_bench(report, out, figure=not args.no_figure)
     except (ValueError, FileNotFoundError) as exc:  # bad input: a message, no traceback

@@ -60,6 +60,7 @@ import os
 import re
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -343,16 +344,36 @@ class BenchPolicy:
 
     spec: str
     safety_layer: bool = True
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.name is not None and not _NAME.fullmatch(self.name):
+            raise ValueError(f"policy name {self.name!r} (for {self.spec!r}): use letters, "
+                             f"digits, '.', '_' and '-', starting with a letter or digit")
+
+    @classmethod
+    def parse(cls, text: str, safety_layer: bool = True) -> BenchPolicy:
+        """A policy from the command line: ``SPEC`` or ``NAME=SPEC`` (``NAME`` labels it).
+
+        ``NAME=SPEC`` tells apart two policies that would get the same label, such as two run
+        folders of the same name. A ``text`` that is an existing path is always a ``SPEC``.
+        """
+        name, sep, spec = text.partition("=")
+        if sep and spec and _NAME.fullmatch(name) and not os.path.exists(text):
+            return cls(spec, safety_layer, name)
+        return cls(text, safety_layer)
 
     @property
     def label(self) -> str:
         """The policy's name in tables and ``bench.json`` (no host paths).
 
-        ``orca``, ``random`` and dotted paths as given; a model file or run folder by its name
-        (a run's ``model.zip`` by its folder's); `` (no safety layer)`` appended without it.
+        ``name`` if given; else ``orca``, ``random`` and dotted paths as given, and a model
+        file or run folder by its name (a run's ``model.zip`` by its folder's). `` (no safety
+        layer)`` is appended without it.
         """
-        spec = self.spec
-        if spec not in ("orca", "random") and (os.path.isfile(spec) or os.path.isdir(spec)):
+        spec = self.spec if self.name is None else self.name
+        if self.name is None and spec not in ("orca", "random") \
+                and (os.path.isfile(spec) or os.path.isdir(spec)):
             path = os.path.normpath(os.path.abspath(spec))
             base, ext = os.path.splitext(os.path.basename(path))
             name = base if os.path.isfile(path) and ext == ".zip" else os.path.basename(path)
@@ -400,7 +421,8 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
         policies: :class:`BenchPolicy` objects or plain specs (with the safety layer).
         out_dir: Folder for ``entries/<entry>/<policy>/metrics.json`` and ``episodes.csv``
             (the evaluation's files); ``None`` writes nothing. :func:`write_bench` writes the
-            summary files.
+            summary files. Run folders of earlier benches into the same folder that this one
+            does not list are removed once its episodes are done (see :func:`_drop_stale_runs`).
         progress: Report each entry and its episodes on stderr.
 
     Returns:
@@ -434,7 +456,8 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
             if (other.spec, other.safety_layer) == (pols[i].spec, pols[i].safety_layer):
                 raise ValueError(f"policy {pols[i].spec!r} is given twice")
             raise ValueError(f"policies {other.spec!r} and {pols[i].spec!r} are both labelled "
-                             f"{lab!r} (by their folder's name): rename one folder")
+                             f"{lab!r}: name one (NAME=SPEC on the command line, "
+                             f"BenchPolicy(spec, name=...) in Python)")
     slugs = [_slug(lab) for lab in labels]
     if len(set(slugs)) < len(slugs):
         raise ValueError(f"policies {labels}: their folder names {slugs} collide")
@@ -508,6 +531,9 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
                            f"{_short(agg, 'deadlock_rate')} timeout "
                            f"{_short(agg, 'timeout_rate')}  ({time.perf_counter() - t1:.1f} s; "
                            f"{done}/{n_runs} runs, {time.perf_counter() - t0:.0f} s in all)")
+    if out_dir is not None:
+        _drop_stale_runs(out_dir, {(e.name, _slug(lab)) for e, _, runs in prepared
+                                   for _, lab, _, _ in runs})
     reference = _reference(pols, labels)
     differences = {} if reference is None else {
         name: {lab: paired_difference(runs_[lab], runs_[reference], HEADLINE)
@@ -529,6 +555,39 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
                 "the 0/1 metric all_success, Student-t clipped to [0, 1] for fractions, "
                 "Student-t otherwise (ci95 = half its width)",
     }
+
+
+#: What :func:`~orca_env.evaluation.suite.evaluate` writes in a bench run's folder.
+_RUN_FILES = frozenset({"metrics.json", "episodes.csv"})
+
+
+def _drop_stale_runs(out_dir: str, written: set[tuple[str, str]]) -> None:
+    """Remove ``entries/<entry>/<policy>/`` folders of earlier runs into the same ``out_dir``.
+
+    A reused ``--out`` folder would otherwise keep runs that this bench's ``bench.json`` does
+    not list (other policies or entries). Only folders holding nothing but a run's own files
+    go (and entry folders left empty); anything else is left, with a warning.
+    """
+    root = os.path.join(out_dir, "entries")
+    for entry in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+        folder = os.path.join(root, entry)
+        if not os.path.isdir(folder):
+            continue
+        for pol in sorted(os.listdir(folder)):
+            run = os.path.join(folder, pol)
+            if (entry, pol) in written or not os.path.isdir(run):
+                continue
+            files = set(os.listdir(run))
+            if files <= _RUN_FILES and all(os.path.isfile(os.path.join(run, f)) for f in files):
+                for f in files:
+                    os.remove(os.path.join(run, f))
+                os.rmdir(run)
+            else:
+                warnings.warn(f"out_dir {out_dir!r}: {run!r} is not from this bench and holds "
+                              f"other files than {sorted(_RUN_FILES)}: left as it is",
+                              stacklevel=3)
+        if not os.listdir(folder):
+            os.rmdir(folder)
 
 
 def _reference(pols: list[BenchPolicy], labels: list[str]) -> str | None:

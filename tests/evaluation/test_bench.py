@@ -171,11 +171,37 @@ def test_two_run_folders_of_the_same_name_are_told_apart(tmp_path, no_episodes):
     for parent in ("a", "b"):
         (tmp_path / parent / "run").mkdir(parents=True)
     with pytest.raises(ValueError, match=r"policies '.*a/run' and '.*b/run' are both labelled "
-                                         r"'run' \(by their folder's name\): rename one folder"):
+                                         r"'run': name one \(NAME=SPEC on the command line"):
         run_bench(load_suite().select(["doorway"]),
                   [str(tmp_path / "a" / "run"), str(tmp_path / "b" / "run")])
     assert BenchPolicy(str(tmp_path / "a" / "run"), safety_layer=False).label == \
         "run (no safety layer)"
+    # NAME=SPEC labels a policy; an existing path with '=' in it stays a path.
+    named = BenchPolicy.parse(f"old={tmp_path / 'a' / 'run'}", safety_layer=False)
+    assert (named.spec, named.name, named.label) == (str(tmp_path / "a" / "run"), "old",
+                                                     "old (no safety layer)")
+    (tmp_path / "x=y").mkdir()
+    assert BenchPolicy.parse(str(tmp_path / "x=y")).name is None
+    assert BenchPolicy.parse("package.module:make").label == "package.module:make"
+    with pytest.raises(ValueError, match=r"policy name 'a b' \(for 'orca'\): use letters"):
+        BenchPolicy("orca", name="a b")
+
+
+def test_named_policies_and_a_reused_out_folder(tmp_path, capsys):
+    """Two runs of one policy under two names; a second bench into the same folder removes the
+    first one's runs that it does not list, and keeps files it did not write."""
+    base = ["bench", "--entries", "doorway", "--episodes", "1", "--no-figure", "--quiet",
+            "--out", str(tmp_path)]
+    assert main([*base, "--policy", "a=orca", "--policy", "b=orca", "--policy", "random"]) == 0
+    report = json.loads((tmp_path / "bench.json").read_text())
+    assert [p["label"] for p in report["policies"]] == ["a", "b", "random"]
+    res = report["results"]["doorway"]
+    assert res["a"] == res["b"] != res["random"]
+    (tmp_path / "entries" / "doorway" / "b" / "notes.txt").write_text("mine")
+    with pytest.warns(UserWarning, match=r"entries/doorway/b' is not from this bench"):
+        assert main([*base, "--policy", "orca"]) == 0
+    assert sorted(os.listdir(tmp_path / "entries" / "doorway")) == ["b", "orca"]
+    assert (tmp_path / "entries" / "doorway" / "b" / "notes.txt").exists()
 
 
 def test_a_trained_policy_with_and_without_the_safety_layer(tmp_path, capsys):
