@@ -75,7 +75,7 @@ from .suite import EVAL_SEEDS, evaluate, policy_settings, prepare_out_dir, resol
 
 __all__ = ["BENCH_FORMAT", "DEFAULT_SUITE", "HEADLINE", "SuiteEntry", "Suite", "BenchPolicy",
            "load_suite", "run_bench", "write_bench", "format_markdown", "bench_figure",
-           "plot_bench"]
+           "plot_bench", "missed_targets"]
 
 #: Format tag of ``bench.json``.
 BENCH_FORMAT = "orca-env-bench/1"
@@ -555,6 +555,59 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
                 "the 0/1 metric all_success, Student-t clipped to [0, 1] for fractions, "
                 "Student-t otherwise (ci95 = half its width)",
     }
+
+
+def missed_targets(report: dict, policy: str, *, reference: str | None = None,
+                   gain: float = 0.15, gain_tags: Sequence[str] = ("deadlock", "crush")
+                   ) -> dict[str, list[str]]:
+    """The targets a policy misses against a reference, per entry of a bench report.
+
+    The targets the README's generalist tables use: the success rate at least the reference's
+    or inside its 95% interval, and at least the reference's + ``gain`` on entries tagged with
+    one of ``gain_tags`` (where pure ORCA deadlocks or crushes); the collision and deadlock
+    rates at most the reference's. They compare means, as the tables do; the paired
+    differences (``report["differences"]``) say which gaps the episodes can resolve.
+
+    Args:
+        report: A bench report (:func:`run_bench`, or ``bench.json`` loaded).
+        policy: The label of the policy to check.
+        reference: The label to compare with (default: the report's ``reference``).
+        gain: Success margin on the ``gain_tags`` entries.
+        gain_tags: Tags of the entries that need the margin.
+
+    Returns:
+        ``{entry: [what is missed, e.g. "success -0.07", "collision +0.04"]}`` in the report's
+        order; an empty list where every target is met.
+
+    Raises:
+        ValueError: If ``policy`` or ``reference`` is not a policy of the report, or they are
+            the same.
+    """
+    labels = [p["label"] for p in report["policies"]]
+    reference = report.get("reference") if reference is None else reference
+    for arg, lab in (("policy", policy), ("reference", reference)):
+        if lab not in labels:
+            raise ValueError(f"{arg} {lab!r}: not a policy of this bench; its policies: {labels}")
+    if policy == reference:
+        raise ValueError(f"policy {policy!r} is the reference; name another policy")
+    out: dict[str, list[str]] = {}
+    for e in report["entries"]:
+        res = report["results"][e["name"]]
+        p, r = res[policy], res[reference]
+        sp, sr = p["success_rate"]["mean"], r["success_rate"]["mean"]
+        missed = []
+        if sp is not None and sr is not None:
+            if e["tag"] in gain_tags:
+                if sp < sr + gain - 1e-9:
+                    missed.append(f"success {_signed(sp - sr)} (needs +{gain:g})")
+            elif sp < sr and sp < r["success_rate"]["ci95_low"]:
+                missed.append(f"success {_signed(sp - sr)}")
+        for key, what in (("collision_rate", "collision"), ("deadlock_rate", "deadlock")):
+            a, b = p[key]["mean"], r[key]["mean"]
+            if a is not None and b is not None and a > b + 1e-12:
+                missed.append(f"{what} {_signed(a - b)}")
+        out[e["name"]] = missed
+    return out
 
 
 #: What :func:`~orca_env.evaluation.suite.evaluate` writes in a bench run's folder.

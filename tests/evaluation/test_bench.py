@@ -20,6 +20,7 @@ from orca_env.evaluation.bench import (
     bench_figure,
     format_markdown,
     load_suite,
+    missed_targets,
     run_bench,
     write_bench,
 )
@@ -100,6 +101,57 @@ def test_the_heldout_suite_uses_other_evaluation_seeds_than_the_standard_one():
     names_ = {e.name: e for e in heldout.entries}
     assert names_["circle_dense_x2"].set == {"groups.0.count": 32}
     assert names_["random_obstacles_12"].set["scenario_kwargs.num_obstacles"] == 12
+
+
+def test_the_validation_suites_mirror_the_reporting_suites_on_their_own_seeds():
+    """Model selection runs on validation seeds: the standard and held-out entries (RVO2's
+    full-scale examples left out), the same configs and offsets, seeds no other suite uses."""
+    used: set[int] = set()
+    for report_name, val_name in (("standard", "validation"), ("heldout", "validation_heldout")):
+        rep, val = load_suite(report_name), load_suite(val_name)
+        kept = {e.name: e for e in rep.entries if not e.name.startswith("rvo2_")}
+        assert [e.name for e in val.entries] == [n for n in kept]
+        for e in val.entries:
+            k = kept[e.name]
+            assert (e.path, e.tag, e.seed_offset, e.set) == (k.path, k.tag, k.seed_offset, k.set)
+            assert e.episodes == min(k.episodes, 20)
+        for suite in (rep, val):
+            for e in suite.entries:
+                seeds = set(suite.seeds(e))
+                assert all(10_000 <= x < 20_000 for x in seeds) and not seeds & used, e.name
+                used |= seeds
+
+
+def _report(results, tags):
+    """A bench report of policies ``p`` and ``orca`` with the given rates (no episodes run)."""
+    def agg(mean, low=None):
+        return {"mean": mean, "ci95_low": mean if low is None else low,
+                "ci95_high": mean, "ci95": 0.0, "n": 20}
+    return {"policies": [{"label": "p"}, {"label": "orca"}], "reference": "orca",
+            "entries": [{"name": n, "tag": t} for n, t in tags.items()],
+            "results": {n: {lab: {"success_rate": agg(*r[0]), "collision_rate": agg(r[1]),
+                                  "deadlock_rate": agg(r[2])}
+                            for lab, r in pair.items()} for n, pair in results.items()}}
+
+
+def test_missed_targets_follow_the_readme_rules():
+    report = _report({
+        # Level within the reference's interval: met; below it: missed.
+        "a": {"p": ((0.85,), 0.10, 0.0), "orca": ((0.90, 0.80), 0.10, 0.0)},
+        "b": {"p": ((0.85,), 0.12, 0.0), "orca": ((0.92, 0.86), 0.08, 0.0)},
+        # Crush entries need +0.15: +0.19 is met, +0.10 is not; a deadlock above ORCA's 0 misses.
+        "c": {"p": ((0.70,), 0.29, 0.0), "orca": ((0.51,), 0.49, 0.0)},
+        "d": {"p": ((0.61,), 0.38, 0.0025), "orca": ((0.51,), 0.49, 0.0)},
+    }, {"a": "standard", "b": "standard", "c": "crush", "d": "crush"})
+    assert missed_targets(report, "p") == {
+        "a": [], "b": ["success -0.070", "collision +0.040"], "c": [],
+        "d": ["success +0.100 (needs +0.15)", "deadlock +0.003"]}
+    assert missed_targets(report, "p", gain=0.05)["d"] == ["deadlock +0.003"]
+    assert missed_targets(report, "orca", reference="p")["b"] == []
+    with pytest.raises(ValueError, match=r"policy 'q': not a policy of this bench"):
+        missed_targets(report, "q")
+    with pytest.raises(ValueError, match=r"policy 'orca' is the reference"):
+        missed_targets(report, "orca")
 
 
 def test_a_quick_run_is_the_first_episodes_of_the_full_run():
