@@ -222,7 +222,9 @@ def _eval_arguments(e: argparse.ArgumentParser) -> None:
                    "(circle_dense, bottleneck, ...)")
     e.add_argument("--policy", default="orca",
                    help="orca (default), random, a model file or run folder for the default "
-                        "loader orca_env.policies:load_policy, or package.module:callable. A "
+                        "loader orca_env.policies:load_policy, a shipped policy by name "
+                        "(circle_ppo, crowdnav_circle, generalist, generalist_residual), or "
+                        "package.module:callable. A "
                         "callable is a policy, policy(observations, env) -> actions, returning "
                         "{agent: (2,) action in [-1, 1]} for exactly the live agents env.agents; "
                         "a class is instantiated with no arguments and the instance is the "
@@ -408,9 +410,10 @@ def _bench_arguments(b: argparse.ArgumentParser) -> None:
                    metavar="[NAME=]SPEC",
                    help="a policy to run, with the safety layer as the configs set it "
                         "(repeatable; default: orca): orca, random, a model file or run folder, "
-                        "or package.module:callable (imported and called: pass only code you "
-                        "trust), as eval --policy. Labelled by its folder's or file's name, or "
-                        "by NAME (letters, digits, '.', '_', '-')")
+                        "a shipped policy by name (generalist), or package.module:callable "
+                        "(imported and called: pass only code you trust), as eval --policy. "
+                        "Labelled by its folder's or file's name, or by NAME (letters, digits, "
+                        "'.', '_', '-', starting with a letter or digit)")
     b.add_argument("--no-safety", dest="policies", action=_PolicyAction, const=False,
                    metavar="[NAME=]SPEC",
                    help="a policy to run without the safety layer: safety_layer false for every "

@@ -356,12 +356,15 @@ class BenchPolicy:
         """A policy from the command line: ``SPEC`` or ``NAME=SPEC`` (``NAME`` labels it).
 
         ``NAME=SPEC`` tells apart two policies that would get the same label, such as two run
-        folders of the same name. A ``text`` that is an existing path is always a ``SPEC``.
+        folders of the same name. A ``text`` that is an existing path is always a ``SPEC``; any
+        other ``text`` with ``=`` must be a valid ``NAME=SPEC``.
         """
         name, sep, spec = text.partition("=")
-        if sep and spec and _NAME.fullmatch(name) and not os.path.exists(text):
-            return cls(spec, safety_layer, name)
-        return cls(text, safety_layer)
+        if not sep or os.path.exists(text):
+            return cls(text, safety_layer)
+        if not spec:
+            raise ValueError(f"policy {text!r}: NAME=SPEC with an empty SPEC")
+        return cls(spec, safety_layer, name)  # checks the name
 
     @property
     def label(self) -> str:
@@ -421,8 +424,9 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
         policies: :class:`BenchPolicy` objects or plain specs (with the safety layer).
         out_dir: Folder for ``entries/<entry>/<policy>/metrics.json`` and ``episodes.csv``
             (the evaluation's files); ``None`` writes nothing. :func:`write_bench` writes the
-            summary files. Run folders of earlier benches into the same folder that this one
-            does not list are removed once its episodes are done (see :func:`_drop_stale_runs`).
+            summary files. An earlier bench's summary files there are removed before the first
+            episode, and its run folders that this one does not list once the episodes are done
+            (see :func:`_drop_stale_runs`).
         progress: Report each entry and its episodes on stderr.
 
     Returns:
@@ -502,6 +506,12 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
         prepared.append((e, info, runs))
 
     # -- the episodes -------------------------------------------------------------------------
+    if out_dir is not None:
+        # An earlier bench's summary would contradict the runs this one overwrites, should it
+        # stop before write_bench: it goes now (its runs this bench does not list go at the end).
+        for f in _SUMMARY_FILES:
+            if os.path.isfile(os.path.join(out_dir, f)) or os.path.islink(os.path.join(out_dir, f)):
+                os.remove(os.path.join(out_dir, f))
     results: dict[str, dict[str, dict]] = {}
     episodes: dict[str, dict[str, list]] = {}
     policy_names: dict[str, str] = {}
@@ -610,6 +620,8 @@ def missed_targets(report: dict, policy: str, *, reference: str | None = None,
     return out
 
 
+#: The summary files of :func:`write_bench`.
+_SUMMARY_FILES = ("bench.json", "bench.md", "bench.png")
 #: What :func:`~orca_env.evaluation.suite.evaluate` writes in a bench run's folder.
 _RUN_FILES = frozenset({"metrics.json", "episodes.csv"})
 
@@ -622,16 +634,19 @@ def _drop_stale_runs(out_dir: str, written: set[tuple[str, str]]) -> None:
     go (and entry folders left empty); anything else is left, with a warning.
     """
     root = os.path.join(out_dir, "entries")
-    for entry in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+    real = os.path.isdir(root) and not os.path.islink(root)
+    for entry in sorted(os.listdir(root)) if real else []:
         folder = os.path.join(root, entry)
-        if not os.path.isdir(folder):
-            continue
+        if os.path.islink(folder) or not os.path.isdir(folder):
+            continue  # links are never followed: nothing outside out_dir is touched
         for pol in sorted(os.listdir(folder)):
             run = os.path.join(folder, pol)
-            if (entry, pol) in written or not os.path.isdir(run):
+            if (entry, pol) in written or os.path.islink(run) or not os.path.isdir(run):
                 continue
             files = set(os.listdir(run))
-            if files <= _RUN_FILES and all(os.path.isfile(os.path.join(run, f)) for f in files):
+            if files <= _RUN_FILES and all(os.path.isfile(os.path.join(run, f))
+                                           and not os.path.islink(os.path.join(run, f))
+                                           for f in files):
                 for f in files:
                     os.remove(os.path.join(run, f))
                 os.rmdir(run)

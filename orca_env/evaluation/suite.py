@@ -75,7 +75,7 @@ from .plots import plot_trajectories, require_matplotlib
 __all__ = ["EVAL_SEED_BASE", "EVAL_SEEDS", "DEFAULT_LOADER", "REPORT_FORMAT", "Policy",
            "OrcaPolicy", "RandomPolicy", "eval_seeds", "is_eval_seed", "resolve_policy",
            "run_episode", "evaluate", "prepare_out_dir", "check_extras", "policy_observation",
-           "policy_settings"]
+           "policy_settings", "shipped_policies"]
 
 #: First evaluation seed; episode k uses EVAL_SEED_BASE + k.
 EVAL_SEED_BASE = 10_000
@@ -120,8 +120,9 @@ def _import_object(path: str) -> Any:
     if not sep:
         mod_name, _, attr = path.rpartition(".")
     if not mod_name or not attr:
-        raise ValueError(f"policy {path!r}: expected 'orca', 'random', a model file or a dotted "
-                         f"path 'package.module:attribute'")
+        raise ValueError(f"policy {path!r}: expected 'orca', 'random', a model file or run "
+                         f"folder, a shipped policy ({', '.join(shipped_policies())}) or a "
+                         f"dotted path 'package.module:attribute'")
     try:
         obj = importlib.import_module(mod_name)
     except ImportError as exc:
@@ -135,6 +136,29 @@ def _import_object(path: str) -> Any:
     return obj
 
 
+def shipped_policies() -> list[str]:
+    """Names of the shipped trained policies (folders of ``orca_env.policies.trained``)."""
+    from orca_env.policies import TRAINED_DIR  # noqa: PLC0415
+
+    return sorted(n for n in os.listdir(TRAINED_DIR)
+                  if os.path.isfile(os.path.join(TRAINED_DIR, n, "config.yaml")))
+
+
+def _model_path(spec: str) -> str | None:
+    """The model file or run folder ``spec`` names, or ``None``.
+
+    An existing path, else a shipped policy's name (``generalist``: found wherever the package
+    is installed).
+    """
+    if os.path.isfile(spec) or os.path.isdir(spec):
+        return spec
+    if spec in shipped_policies():
+        from orca_env.policies import TRAINED_DIR  # noqa: PLC0415
+
+        return os.path.join(TRAINED_DIR, spec)
+    return None
+
+
 def resolve_policy(spec: Any, model: str | os.PathLike | None = None,
                    env: Any = None) -> tuple[Policy, str]:
     """Turn a policy spec into ``(policy, name)``.
@@ -142,7 +166,8 @@ def resolve_policy(spec: Any, model: str | os.PathLike | None = None,
     Args:
         spec: ``"orca"``, ``"random"``, a callable policy, a dotted path to one, a dotted path
             to a loader (with ``model``), or a model file or run folder (loaded by
-            :data:`DEFAULT_LOADER`).
+            :data:`DEFAULT_LOADER`); a shipped policy by its name (``generalist``), unless a
+            file or folder of that name is in the working directory.
         model: Path of a saved model, passed to the loader ``spec``.
         env: The env, passed to a loader (for its spaces).
 
@@ -155,9 +180,10 @@ def resolve_policy(spec: Any, model: str | os.PathLike | None = None,
         return OrcaPolicy(), "orca"
     if spec == "random" and model is None:
         return RandomPolicy(), "random"
-    if isinstance(spec, str) and model is None and (os.path.isfile(spec) or os.path.isdir(spec)):
-        # A model file or a run folder (model.zip + normaliser), for the default loader.
-        spec, model = DEFAULT_LOADER, spec
+    if isinstance(spec, str) and model is None and _model_path(spec) is not None:
+        # A model file or a run folder (model.zip + normaliser), or a shipped policy's name,
+        # for the default loader.
+        spec, model = DEFAULT_LOADER, _model_path(spec)
     elif isinstance(spec, str) and ":" not in spec and ("/" in spec or os.sep in spec
                                                        or spec.endswith(".zip")):
         # Looks like a path, not a dotted module name: say that it does not exist.
@@ -205,9 +231,9 @@ def policy_settings(spec: Any, model: str | os.PathLike | None = None) -> dict |
             and model is None:
         return None
     if isinstance(spec, str) and model is None:
-        if not (os.path.isfile(spec) or os.path.isdir(spec)):
+        if _model_path(spec) is None:
             return None  # a dotted path to a policy: it has no model
-        spec, model = DEFAULT_LOADER, spec
+        spec, model = DEFAULT_LOADER, _model_path(spec)
     if not os.path.exists(model):
         return None  # resolve_policy reports the missing model
     loader = _import_object(spec) if isinstance(spec, str) else spec

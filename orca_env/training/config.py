@@ -203,6 +203,9 @@ def _load_train_config(path: str | os.PathLike | None = None, **overrides: Any) 
     for key in ("hyperparams", "policy_kwargs"):
         if not isinstance(cfg[key], dict):
             raise ValueError(f"training config key {key!r} must be a mapping")
+    for key in _INT_HYPERPARAMS:  # 1.6e1 (a float to the loader) is the integer 16
+        if _count(cfg["hyperparams"].get(key)) is not None:
+            cfg["hyperparams"][key] = _count(cfg["hyperparams"][key])
     act = cfg["policy_kwargs"].get("activation_fn")
     if act is not None and act not in ACTIVATIONS:
         raise ValueError(f"policy_kwargs.activation_fn must be one of {list(ACTIVATIONS)}, "
@@ -263,6 +266,12 @@ def policy_kwargs_from_config(pk: dict) -> dict:
     if "activation_fn" in out:
         out["activation_fn"] = names[out["activation_fn"]]
     return out
+
+
+#: SB3 hyperparameters that are counts: an integral float (``1e6``) is taken as the integer.
+_INT_HYPERPARAMS = ("n_steps", "batch_size", "n_epochs", "buffer_size", "learning_starts",
+                    "train_freq", "gradient_steps", "target_update_interval",
+                    "stats_window_size")
 
 
 def _count(value: Any) -> int | None:

@@ -24,6 +24,7 @@ from .comparison import compare
 from .config import (
     DEFAULT_CONFIG,
     NORMALIZE_DEFAULTS,
+    TrainConfigError,
     load_train_config,
     policy_kwargs_from_config,
     stage_schedule,
@@ -626,6 +627,10 @@ def run_experiment(config: str | os.PathLike | None = None, *, run_dir: str | No
         config_name = os.path.splitext(os.path.basename(cfg_path))[0]
     if eval_episodes is not None:
         cfg["eval"]["n_episodes"] = eval_episodes
+    try:  # a misspelt hyperparameter is a config error: before the run folder is made
+        model_files.check_hyperparams(cfg["algo"], cfg["hyperparams"])
+    except ValueError as exc:
+        raise TrainConfigError(str(exc)) from exc
     if ship_result:
         check_ship_name(config_name)  # before hours of training, not after
     check_training_seeds(cfg)

@@ -237,6 +237,10 @@ def test_two_run_folders_of_the_same_name_are_told_apart(tmp_path, no_episodes):
     assert BenchPolicy.parse("package.module:make").label == "package.module:make"
     with pytest.raises(ValueError, match=r"policy name 'a b' \(for 'orca'\): use letters"):
         BenchPolicy("orca", name="a b")
+    with pytest.raises(ValueError, match=r"policy name 'my run' \(for 'x/gen'\): use letters"):
+        BenchPolicy.parse("my run=x/gen")
+    with pytest.raises(ValueError, match=r"policy 'a=': NAME=SPEC with an empty SPEC"):
+        BenchPolicy.parse("a=")
 
 
 def test_named_policies_and_a_reused_out_folder(tmp_path, capsys):
@@ -254,6 +258,37 @@ def test_named_policies_and_a_reused_out_folder(tmp_path, capsys):
         assert main([*base, "--policy", "orca"]) == 0
     assert sorted(os.listdir(tmp_path / "entries" / "doorway")) == ["b", "orca"]
     assert (tmp_path / "entries" / "doorway" / "b" / "notes.txt").exists()
+    # Links are never followed: a linked run folder elsewhere keeps its files.
+    elsewhere = tmp_path.parent / f"{tmp_path.name}_elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "metrics.json").write_text("{}")
+    os.symlink(elsewhere, tmp_path / "entries" / "doorway" / "linked")
+    # An earlier summary goes before the first episode (the runs it lists are overwritten).
+    (tmp_path / "bench.png").write_bytes(b"old")
+    s = load_suite().select(["doorway"]).with_episodes(1)
+    with pytest.warns(UserWarning):  # the folder b with notes.txt, as above
+        run_bench(s, ["random"], out_dir=tmp_path)
+    assert not (tmp_path / "bench.json").exists() and not (tmp_path / "bench.png").exists()
+    assert (elsewhere / "metrics.json").exists()
+    assert sorted(os.listdir(tmp_path / "entries" / "doorway")) == ["b", "linked", "random"]
+
+
+def test_shipped_policies_by_name(tmp_path, monkeypatch, capsys):
+    """A shipped policy runs by its name from any folder (and after a wheel install)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["bench", "--entries", "circle_dense", "--episodes", "1", "--no-figure",
+                 "--quiet", "--policy", "circle_ppo", "--out", "b"]) == 0
+    report = json.loads((tmp_path / "b" / "bench.json").read_text())
+    assert report["policies"][0]["label"] == "circle_ppo"
+    assert report["results"]["circle_dense"]["circle_ppo"] == run_bench(
+        load_suite().select(["circle_dense"]).with_episodes(1),
+        [SHIPPED_MODEL])["results"]["circle_dense"]["circle_ppo"]
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--entries", "circle_dense", "--quick", "--no-figure",
+              "--policy", "generalistt", "--out", "c"])
+    assert exc.value.code == 2
+    assert "a shipped policy (circle_ppo, crowdnav_circle, generalist, generalist_residual)" \
+        in capsys.readouterr().err
 
 
 def test_a_trained_policy_with_and_without_the_safety_layer(tmp_path, capsys):
@@ -432,6 +467,7 @@ def test_an_entry_whose_env_cannot_be_built_fails_before_any_episode(tmp_path, n
                             "offsets)"),
     (["--policy", "orca", "--policy", "orca"], "policy 'orca' is given twice"),
     (["--policy", "runs/nope"], "policy 'runs/nope': no such model file or run folder"),
+    (["--policy", "my run=runs/x"], "policy name 'my run' (for 'runs/x'): use letters"),
 ])
 def test_bad_input_is_one_line_naming_the_argument(tmp_path, capsys, argv, match, no_episodes):
     with pytest.raises(SystemExit) as exc:

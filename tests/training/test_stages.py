@@ -156,3 +156,20 @@ def test_train_py_rejects_a_bad_config_in_one_line(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("orca-env train: error: no training config") and err.count("\n") == 1
     assert not run.exists()
+    # A misspelt hyperparameter too, before the run folder is made.
+    hyper = {"n_stepz": 32, "batch_size": 64, "n_epochs": 1}
+    assert main(["--config", config(tmp_path, hyperparams=hyper), "--run-dir", str(run),
+                 "--no-eval", "--no-progress"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert err.startswith("train.py: error: training config key 'hyperparams.n_stepz' is not a "
+                          "ppo hyperparameter; valid: [") and err.count("\n") == 1
+    assert not run.exists()
+
+
+def test_count_hyperparameters_may_be_written_as_floats(tmp_path):
+    """The loader reads 3.2e1 as a float; SB3 needs the integer."""
+    path = config(tmp_path, hyperparams={"n_steps": 32.0, "batch_size": 64.0, "n_epochs": 1,
+                                         "learning_rate": 1e-3})
+    hyper = load_train_config(path)["hyperparams"]
+    assert [type(hyper[k]) for k in ("n_steps", "batch_size", "learning_rate")] == \
+        [int, int, float]
