@@ -692,7 +692,7 @@ def format_markdown(report: dict) -> str:
         for p in report["policies"]:
             agg = report["results"][e["name"]][p["label"]]
             lines.append(f"| {e['name']} | {e['tag']} | {e['num_agents']} ({e['num_learned']}) "
-                         f"| {e['episodes']} | {p['label']} | "
+                         f"| {e['episodes']} | {_md(p['label'])} | "
                          + " | ".join(_cell(agg[m]) for m in HEADLINE) + " |")
     ref = report.get("reference")
     if ref is not None:
@@ -708,9 +708,14 @@ def format_markdown(report: dict) -> str:
                 if p["label"] == ref:
                     continue
                 diff = report["differences"][e["name"]][p["label"]]
-                lines.append(f"| {e['name']} | {p['label']} | "
+                lines.append(f"| {e['name']} | {_md(p['label'])} | "
                              + " | ".join(_diff_cell(diff[m]) for m in HEADLINE) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    """A label as a markdown table cell (a folder may be called ``a|b``)."""
+    return text.replace("|", "\\|")
 
 
 def _signed(x: float) -> str:

@@ -505,6 +505,10 @@ def test_write_bench_and_markdown_without_running(tmp_path):
     assert "| e | crush | 3 (1) | 4 | p | 0.25 [0.1, 0.4] | 0.25 [0.1, 0.4] | 0.25 [0.1, 0.4] " \
            "| 0.25 [0.1, 0.4] |" in md
     assert (tmp_path / "w" / "bench.md").read_text() == md
+    # A label with a pipe (a folder may be called so) stays one cell.
+    report["policies"][0]["label"] = "a|b"
+    report["results"]["e"]["a|b"] = report["results"]["e"].pop("p")
+    assert "| 4 | a\\|b | 0.25 [0.1, 0.4] |" in format_markdown(report)
 
 
 # -- paired differences -------------------------------------------------------------------------
