@@ -404,8 +404,9 @@ def _bench_arguments(b: argparse.ArgumentParser) -> None:
         "  %(prog)s my_suite.yaml --list")
     b.formatter_class = argparse.RawDescriptionHelpFormatter
     b.add_argument("suite", nargs="?", default="standard",
-                   help="suite file: a YAML path or a shipped suite's name (default: standard, "
-                        "configs/suites/standard.yaml)")
+                   help="suite file: a YAML path or a shipped suite's name: standard (the "
+                        "default, configs/suites/standard.yaml), heldout, and validation and "
+                        "validation_heldout for choosing among runs")
     b.add_argument("--policy", dest="policies", action=_PolicyAction, const=True,
                    metavar="[NAME=]SPEC",
                    help="a policy to run, with the safety layer as the configs set it "

@@ -150,13 +150,11 @@ def _model_path(spec: str) -> str | None:
     An existing path, else a shipped policy's name (``generalist``: found wherever the package
     is installed).
     """
+    from orca_env.policies import TRAINED_DIR  # noqa: PLC0415
+
     if os.path.isfile(spec) or os.path.isdir(spec):
         return spec
-    if spec in shipped_policies():
-        from orca_env.policies import TRAINED_DIR  # noqa: PLC0415
-
-        return os.path.join(TRAINED_DIR, spec)
-    return None
+    return os.path.join(TRAINED_DIR, spec) if spec in shipped_policies() else None
 
 
 def resolve_policy(spec: Any, model: str | os.PathLike | None = None,
@@ -180,10 +178,11 @@ def resolve_policy(spec: Any, model: str | os.PathLike | None = None,
         return OrcaPolicy(), "orca"
     if spec == "random" and model is None:
         return RandomPolicy(), "random"
-    if isinstance(spec, str) and model is None and _model_path(spec) is not None:
+    path = _model_path(spec) if isinstance(spec, str) and model is None else None
+    if path is not None:
         # A model file or a run folder (model.zip + normaliser), or a shipped policy's name,
         # for the default loader.
-        spec, model = DEFAULT_LOADER, _model_path(spec)
+        spec, model = DEFAULT_LOADER, path
     elif isinstance(spec, str) and ":" not in spec and ("/" in spec or os.sep in spec
                                                        or spec.endswith(".zip")):
         # Looks like a path, not a dotted module name: say that it does not exist.
@@ -231,9 +230,10 @@ def policy_settings(spec: Any, model: str | os.PathLike | None = None) -> dict |
             and model is None:
         return None
     if isinstance(spec, str) and model is None:
-        if _model_path(spec) is None:
+        path = _model_path(spec)
+        if path is None:
             return None  # a dotted path to a policy: it has no model
-        spec, model = DEFAULT_LOADER, _model_path(spec)
+        spec, model = DEFAULT_LOADER, path
     if not os.path.exists(model):
         return None  # resolve_policy reports the missing model
     loader = _import_object(spec) if isinstance(spec, str) else spec

@@ -204,8 +204,8 @@ def _load_train_config(path: str | os.PathLike | None = None, **overrides: Any) 
         if not isinstance(cfg[key], dict):
             raise ValueError(f"training config key {key!r} must be a mapping")
     for key in _INT_HYPERPARAMS:  # 1.6e1 (a float to the loader) is the integer 16
-        if _count(cfg["hyperparams"].get(key)) is not None:
-            cfg["hyperparams"][key] = _count(cfg["hyperparams"][key])
+        if (count := _count(cfg["hyperparams"].get(key))) is not None:
+            cfg["hyperparams"][key] = count
     act = cfg["policy_kwargs"].get("activation_fn")
     if act is not None and act not in ACTIVATIONS:
         raise ValueError(f"policy_kwargs.activation_fn must be one of {list(ACTIVATIONS)}, "
