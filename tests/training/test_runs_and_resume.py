@@ -1,140 +1,26 @@
-"""Hardening of training and model files: nothing is unpickled, Ctrl-C checkpoints, atomic and
-checked checkpoints, no run folder for a rejected config, the seed guard on resume, ship names,
-and a one-line message when the train extra is missing."""
+"""Training runs: complete run folders with no temporaries, no run folder for a rejected config
+or a missing train extra, ship names checked, resume past a truncated checkpoint and with the
+evaluation seed guard, Ctrl-C (SIGINT, SIGTERM) saves a checkpoint that resume continues."""
 
 import glob
-import json
 import os
-import pickle
-import shutil
 import signal
 import subprocess
 import sys
 import time
-import zipfile
 
 import pytest
 import yaml
+from tiny_training import TINY_ENV, tiny_config
 
 pytest.importorskip("stable_baselines3")
 
 from orca_env.training import main, run_experiment  # noqa: E402
-from orca_env.training.cli import EXIT_FAILURE, EXIT_OK  # noqa: E402
+from orca_env.training.cli import EXIT_FAILURE  # noqa: E402
 from orca_env.training.experiment import ship  # noqa: E402
 from orca_env.training.run_folder import check_ship_name  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TINY_ENV = {"scenario": "circle_v0", "scenario_kwargs": {"circle_radius": 2.5}, "max_steps": 30,
-            "groups": [{"population": "learned", "count": 4, "on_goal": "stop", "radius": 0.3,
-                        "max_speed": 1.0, "pref_speed": 1.0, "neighbor_dist": 4.0,
-                        "time_horizon": 3.0, "time_horizon_obst": 3.0}],
-            "observation": {"num_agents": 3, "range": 3.0}}
-
-
-class Marker:
-    """Unpickling this creates the file ``path``: a real payload, harmless beyond that."""
-
-    def __init__(self, path):
-        self.path = str(path)
-
-    def __reduce__(self):
-        return (open, (self.path, "w"))
-
-
-def payload(marker) -> bytes:
-    return pickle.dumps(Marker(marker))
-
-
-def tiny_config(folder, **over):
-    cfg = {"env": TINY_ENV, "n_envs": 2, "n_timesteps": 512, "seed": 0, "checkpoint_freq": 128,
-           "hyperparams": {"n_steps": 32, "batch_size": 64, "n_epochs": 1},
-           "policy_kwargs": {"net_arch": [16, 16], "activation_fn": "tanh"},
-           "eval": {"n_episodes": 1, "video": False}}
-    cfg.update(over)
-    path = folder / "tiny.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path
-
-
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-    d = tmp_path_factory.mktemp("trained")
-    assert main(["--config", str(tiny_config(d)), "--run-dir", str(d / "run"), "--no-eval",
-                 "--no-progress"]) == EXIT_OK
-    return d / "run"
-
-
-@pytest.fixture
-def run(trained, tmp_path):
-    shutil.copytree(trained, tmp_path / "run")
-    return tmp_path / "run"
-
-
-def poison_data(zip_path, marker):
-    """Replace the zip's cloudpickled data entries by a payload that creates ``marker``."""
-    with zipfile.ZipFile(zip_path) as z:
-        members = {n: z.read(n) for n in z.namelist()}
-    data = json.loads(members["data"])
-    import base64
-
-    blob = base64.b64encode(payload(marker)).decode()
-    n = 0
-    for value in data.values():
-        if isinstance(value, dict) and ":serialized:" in value:
-            value[":serialized:"] = blob
-            n += 1
-    assert n >= 3  # lr_schedule, policy_class, spaces, ...
-    members["data"] = json.dumps(data).encode()
-    with zipfile.ZipFile(zip_path, "w") as z:
-        for name, blob in members.items():
-            z.writestr(name, blob)
-
-
-def test_the_payload_is_real(tmp_path):
-    pickle.loads(payload(tmp_path / "proof"))
-    assert (tmp_path / "proof").exists()
-
-
-def test_resume_does_not_unpickle_the_model_data(run, tmp_path):
-    marker = tmp_path / "pwned"
-    for z in [run / "model.zip", *(run / "checkpoints").glob("*.zip")]:
-        poison_data(z, marker)
-    res = run_experiment(resume=str(run), n_timesteps=640, evaluate=False, progress_bar=False)
-    assert res["stats"]["timesteps"] >= 640
-    assert not marker.exists()
-
-
-def test_resume_refuses_a_legacy_pickled_normaliser(run, tmp_path, capsys):
-    marker = tmp_path / "pwned"
-    for npz in [run / "vecnormalize.npz", *(run / "checkpoints").glob("*vecnormalize*.npz")]:
-        npz.unlink()
-        npz.with_suffix(".pkl").write_bytes(payload(marker))
-    with pytest.warns(UserWarning, match="skipping the checkpoint"):
-        code = main(["--resume", str(run), "--n-timesteps", "640", "--no-eval",
-                     "--no-progress"])
-    assert code == EXIT_FAILURE
-    err = capsys.readouterr().err
-    assert "pickle" in err and "runs any code" in err and "convert_legacy_normalizer" in err
-    assert not marker.exists()
-
-
-def test_sac_resume_ignores_a_pickled_replay_buffer(tmp_path):
-    cfg = tiny_config(tmp_path, algo="sac", n_timesteps=128, checkpoint_freq=128,
-                      hyperparams={"learning_starts": 32, "batch_size": 16, "buffer_size": 500,
-                                   "train_freq": 4},
-                      policy_kwargs={"net_arch": [8]})
-    run = tmp_path / "sac"
-    assert main(["--config", str(cfg), "--run-dir", str(run), "--no-eval",
-                 "--no-progress"]) == EXIT_OK
-    marker = tmp_path / "pwned"
-    for npz in [run / "replay_buffer.npz", *(run / "checkpoints").glob("*replay_buffer*.npz")]:
-        npz.unlink()
-        npz.with_suffix(".pkl").write_bytes(payload(marker))
-    with pytest.warns(UserWarning, match="legacy replay buffer .*pickle.*empty"):
-        res = run_experiment(resume=str(run), n_timesteps=192, evaluate=False,
-                             progress_bar=False)
-    assert res["stats"]["timesteps"] >= 192
-    assert not marker.exists()
 
 
 def test_resume_skips_a_truncated_newest_checkpoint(run):
