@@ -55,12 +55,22 @@ when a command runs.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from . import __version__
+from .argtypes import (
+    count_or_all,
+    frames_per_second,
+    names,
+    non_negative_int,
+    pixels,
+    positive_int,
+)
 
 __all__ = ["main", "build_parser", "Command", "COMMANDS", "CommandError"]
 
@@ -101,103 +111,6 @@ class Command:
     forward: bool = False
 
 
-# -- argument types -----------------------------------------------------------------------------
-def _parse_set(items: list[str], base: dict | None = None,
-               defaults: Callable[[str], Any] | None = None) -> dict:
-    """Overrides from ``--set key=value`` items: dotted keys for sections, integers for list items.
-
-    A key through a list (``groups.0.count``) overrides that item of the config's list: the
-    override holds the whole list (``groups`` replaces the list in the config), copied from
-    ``base`` with the item changed. A dotted key into a section overrides that key only
-    (:func:`orca_env.evaluation.overrides.dotted_overrides`).
-
-    Args:
-        items: The ``key=value`` strings; values are parsed as YAML.
-        base: The config file's mapping, for keys through lists (``None``: no file).
-        defaults: ``defaults(top_key)`` gives the value the env uses for a top-level key the
-            file leaves out (the scenario's ``groups``), or ``None``.
-
-    Raises:
-        ValueError: Naming the item on an item without ``=`` or key, an empty key part, a list
-            index that is not an integer or out of range, or a key below a plain value (set
-            in the config or by an earlier ``--set``).
-    """
-    from .evaluation.overrides import dotted_overrides  # noqa: PLC0415
-
-    return dotted_overrides(_set_items(items), base, defaults)
-
-
-def _set_items(items: list[str]) -> list[tuple[str, str, Any]]:
-    """``--set key=value`` strings as ``(label, key, value)``, values parsed as YAML."""
-    from .config import parse_yaml_value  # noqa: PLC0415  (the strict YAML rules)
-
-    out = []
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--set expects key=value, got {item!r}")
-        try:
-            value = parse_yaml_value(raw)
-        except ValueError as exc:
-            raise ValueError(f"--set {item!r}: the value is not valid YAML ({exc})") from exc
-        out.append((f"--set {item!r}", key, value))
-    return out
-
-
-def _config_overrides(config: str, items: list[str]) -> dict:
-    """``--set`` items against the config file (for list items) and the scenario's defaults."""
-    if not items:
-        return {}
-    from .evaluation.overrides import config_overrides  # noqa: PLC0415
-
-    return config_overrides(config, _set_items(items))
-
-
-def _non_negative(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value!r}") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {value!r}")
-    return n
-
-
-def _pixels(value: str) -> int:
-    # The renderer's bounds (orca_env.render.MIN_SIZE, MAX_SIZE), not imported: keep this light.
-    try:
-        n = int(value)
-    except ValueError:
-        n = 0
-    if not 240 <= n <= 8192:
-        raise argparse.ArgumentTypeError(f"expected an integer number of pixels in 240 .. 8192, "
-                                         f"got {value!r}")
-    return n
-
-
-def _fps(value: str) -> float:
-    try:
-        x = float(value)
-    except ValueError:
-        x = math.nan
-    if not (math.isfinite(x) and x > 0):
-        raise argparse.ArgumentTypeError(f"expected a finite number of frames per second > 0, "
-                                         f"got {value!r}")
-    return x
-
-
-def _count(value: str) -> int:
-    if value == "all":
-        return -1
-    try:
-        n = int(value)
-    except ValueError:
-        n = -1
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"expected a count >= 0 or 'all', got {value!r}")
-    return n
-
-
 # -- train --------------------------------------------------------------------------------------
 def _train_arguments(p: argparse.ArgumentParser) -> None:
     # Everything after "train" goes to orca_env.training.main, which has its own parser and help.
@@ -232,9 +145,9 @@ def _eval_arguments(e: argparse.ArgumentParser) -> None:
                         "loader(path, env) -> policy. A dotted path imports that module and "
                         "calls that callable: it runs arbitrary code, pass only code you trust")
     e.add_argument("--model", default=None, help="saved model passed to the loader --policy")
-    e.add_argument("--episodes", type=_non_negative, default=20,
+    e.add_argument("--episodes", type=non_negative_int, default=20,
                    help="episodes; episode k uses evaluation seed 10000 + k (default 20)")
-    e.add_argument("--first-episode", type=_non_negative, default=0,
+    e.add_argument("--first-episode", type=non_negative_int, default=0,
                    help="index of the first episode (default 0)")
     e.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key (repeatable; dotted for sections, integers for "
@@ -242,16 +155,16 @@ def _eval_arguments(e: argparse.ArgumentParser) -> None:
     e.add_argument("--out", default=None,
                    help="output folder (metrics.json, episodes.csv, ...), created and checked "
                         "before the first episode")
-    e.add_argument("--videos", type=_non_negative, default=0,
+    e.add_argument("--videos", type=non_negative_int, default=0,
                    help="videos of the first K episodes")
     e.add_argument("--video-format", choices=("mp4", "gif"), default="mp4")
-    e.add_argument("--video-size", type=_pixels, default=720,
+    e.add_argument("--video-size", type=pixels, default=720,
                    help="long side, pixels (240 .. 8192)")
-    e.add_argument("--trajectories", type=_non_negative, default=0,
+    e.add_argument("--trajectories", type=non_negative_int, default=0,
                    help="plot the first K episodes into trajectories.png")
-    e.add_argument("--logs", type=_count, default=0,
+    e.add_argument("--logs", type=count_or_all, default=0,
                    help="episode logs of the first K episodes, or 'all'")
-    e.add_argument("--debug-agent", type=_non_negative, default=None,
+    e.add_argument("--debug-agent", type=non_negative_int, default=None,
                    help="slot whose ORCA half-planes videos and logs show (0 .. slots - 1)")
     e.add_argument("--quiet", action="store_true", help="no progress, no table")
     e.add_argument("--print-hash", action="store_true", help="print the SHA-256 of the JSON")
@@ -265,12 +178,13 @@ def _drop_empty(folder: str | None) -> None:
 
 def _eval_run(args: argparse.Namespace) -> int:
     from .evaluation import eval_seeds, evaluate, format_table, report_hash  # noqa: PLC0415
+    from .evaluation.overrides import config_overrides, parse_set_items  # noqa: PLC0415
     from .evaluation.suite import prepare_out_dir  # noqa: PLC0415
 
     # The --out folder this command creates, removed again if the command is rejected.
     new_out = args.out if args.out is not None and not os.path.exists(args.out) else None
     try:
-        overrides = _config_overrides(args.config, args.set)
+        overrides = config_overrides(args.config, parse_set_items(args.set))
         if args.out is not None:
             # Before any episode: a bad folder must not cost a whole evaluation.
             prepare_out_dir(args.out, arg="--out")
@@ -302,9 +216,9 @@ def _replay_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--video", default=None,
                    help="write an mp4 (or .gif) instead of opening a window (needed without a "
                         "display)")
-    r.add_argument("--fps", type=_fps, default=None,
+    r.add_argument("--fps", type=frames_per_second, default=None,
                    help="frames per second, > 0 (default: the log's, 4)")
-    r.add_argument("--size", type=_pixels, default=720, help="long side, pixels (240 .. 8192)")
+    r.add_argument("--size", type=pixels, default=720, help="long side, pixels (240 .. 8192)")
 
 
 def _headless() -> str | None:
@@ -354,24 +268,6 @@ class _PolicyAction(argparse.Action):
         items = list(getattr(namespace, self.dest, None) or [])
         items.append((values, self.const))
         setattr(namespace, self.dest, items)
-
-
-def _names(value: str) -> list[str]:
-    names = [v.strip() for v in value.split(",")]
-    if not all(names):
-        raise argparse.ArgumentTypeError(f"expected comma-separated names, got {value!r}")
-    return names
-
-
-def positive_int(value: str) -> int:
-    """An integer >= 1, as an argparse type (the training command line uses it too)."""
-    try:
-        n = int(value)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {value!r}")
-    return n
 
 
 #: Episodes per entry of ``bench --quick``.
@@ -427,9 +323,9 @@ def _bench_arguments(b: argparse.ArgumentParser) -> None:
                         "the seeds do not move)")
     n.add_argument("--quick", action="store_true",
                    help=f"{QUICK_EPISODES} episodes per entry (a smoke test for CI)")
-    b.add_argument("--entries", type=_names, action="extend", default=[], metavar="NAMES",
+    b.add_argument("--entries", type=names, action="extend", default=[], metavar="NAMES",
                    help="run only these entries (comma-separated, repeatable)")
-    b.add_argument("--tags", type=_names, action="extend", default=[], metavar="TAGS",
+    b.add_argument("--tags", type=names, action="extend", default=[], metavar="TAGS",
                    help="run only the entries with these tags (comma-separated, repeatable; "
                         "with --entries: entries matching either)")
     b.add_argument("--out", default=None,
@@ -458,8 +354,6 @@ def _bench_list(suite: Any) -> str:
 
 
 def _bench_run(args: argparse.Namespace) -> int:
-    import time  # noqa: PLC0415
-
     from .evaluation.bench import BenchPolicy, load_suite, run_bench, write_bench  # noqa: PLC0415
     from .evaluation.plots import require_matplotlib  # noqa: PLC0415
     from .evaluation.suite import prepare_out_dir  # noqa: PLC0415
@@ -514,8 +408,6 @@ COMMANDS: tuple[Command, ...] = (
 
 def build_parser(prog: str = PROG) -> argparse.ArgumentParser:
     """The argument parser: ``--version`` and one subparser per entry of :data:`COMMANDS`."""
-    from . import __version__  # noqa: PLC0415
-
     p = argparse.ArgumentParser(prog=prog, description="Train, evaluate and benchmark policies on "
                                 "orca-env scenarios, and replay episode logs.")
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")

@@ -15,11 +15,43 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["dotted_overrides", "config_overrides"]
+from ..config import load_config, load_yaml, parse_yaml_value
+from ..configs import resolve
+from ..mixture import set_dotted
+from ..scenarios import SCENARIOS
+
+__all__ = ["parse_set_items", "dotted_overrides", "config_overrides"]
 
 #: One override: ``(label, dotted key, value)``; ``label`` starts every error message about it
 #: (``--set 'groups.0.count=2'``).
 Override = tuple[str, str, Any]
+
+
+def parse_set_items(items: Sequence[str], source: str = "--set") -> list[Override]:
+    """``key=value`` strings (``orca-env eval --set``) as overrides, values parsed as YAML.
+
+    Args:
+        items: The ``key=value`` strings.
+        source: What they are called in messages and labels.
+
+    Returns:
+        ``(label, key, value)`` per item, the label ``--set 'key=value'``.
+
+    Raises:
+        ValueError: Naming the item, on an item without ``=`` or key, or a value that is not
+            valid YAML (the strict rules of :func:`orca_env.config.parse_yaml_value`).
+    """
+    out = []
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"{source} expects key=value, got {item!r}")
+        try:
+            value = parse_yaml_value(raw)
+        except ValueError as exc:
+            raise ValueError(f"{source} {item!r}: the value is not valid YAML ({exc})") from exc
+        out.append((f"{source} {item!r}", key, value))
+    return out
 
 
 def dotted_overrides(items: Sequence[Override], base: dict | None = None,
@@ -39,8 +71,6 @@ def dotted_overrides(items: Sequence[Override], base: dict | None = None,
             not an integer or out of range, or a key below a plain value (set in the config or
             by an earlier override).
     """
-    from ..mixture import set_dotted  # noqa: PLC0415
-
     base = base or {}
     out: dict = {}
     set_by_us: set[tuple[str, ...]] = set()
@@ -79,9 +109,6 @@ def config_overrides(config: str | os.PathLike, items: Sequence[Override],
         return {}
     if not any(part.isdigit() for _, key, _ in items for part in key.split(".")):
         return dotted_overrides(items, source=source)  # no list items: the file is not needed
-    from ..config import load_config, load_yaml  # noqa: PLC0415
-    from ..configs import resolve  # noqa: PLC0415
-
     base = load_yaml(resolve(config)) or {}
     if not isinstance(base, dict):
         return dotted_overrides(items, source=source)  # the env reports the file's error
@@ -89,8 +116,6 @@ def config_overrides(config: str | os.PathLike, items: Sequence[Override],
     def defaults(key: str) -> Any:
         if key != "groups":
             return None
-        from ..scenarios import SCENARIOS  # noqa: PLC0415
-
         cls = SCENARIOS.get(load_config(config).scenario)
         return [dict(g) for g in cls.DEFAULT_GROUPS] if cls is not None else None
 

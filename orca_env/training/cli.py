@@ -10,9 +10,10 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
-from ..cli import positive_int
+from ..argtypes import positive_int
 from ..configs import names
 from .config import DEFAULT_CONFIG, TrainConfigError, resolve_config_path
 from .experiment import NoCheckpointError, TrainingInterrupted, resume_command, run_experiment
@@ -117,8 +118,6 @@ def main(argv: list[str] | None = None, prog: str = "train.py") -> int:
 
 def signal_name(signum: int) -> str:
     """``SIGINT`` for 2, ...; the number if the platform has no name for it."""
-    import signal  # noqa: PLC0415
-
     try:
         return signal.Signals(signum).name
     except ValueError:

@@ -6,13 +6,14 @@ import json
 import pytest
 from eval_checks import BOTTLENECK
 
-from orca_env.cli import _parse_set, main
+from orca_env.cli import main
 from orca_env.evaluation import evaluate
+from orca_env.evaluation.overrides import config_overrides, dotted_overrides, parse_set_items
 
 
 def test_set_overrides_list_items(tmp_path, capsys):
-    rep = evaluate(BOTTLENECK, "orca", episodes=1, overrides=_parse_set(
-        ["groups.0.count=2", "groups.1.count=3"],
+    rep = evaluate(BOTTLENECK, "orca", episodes=1, overrides=dotted_overrides(
+        parse_set_items(["groups.0.count=2", "groups.1.count=3"]),
         {"groups": [{"population": "learned", "count": 4, "on_goal": "stop"},
                     {"population": "orca", "count": 12, "on_goal": "stop"}]}))
     assert rep["env"]["num_learned"] == 2 and rep["env"]["num_agents"] == 5
@@ -46,16 +47,17 @@ def test_set_errors_name_the_key(items, match):
     base = {"max_steps": 100, "groups": [{"count": 4}, {"count": 12}]}
     with pytest.raises(ValueError, match="--set '.*': " + match.replace(".", r"\.")
                        .replace("(", r"\(").replace(")", r"\)")):
-        _parse_set(items, base)
+        dotted_overrides(parse_set_items(items), base)
 
 
 def test_set_without_list_items_is_unchanged():
-    assert _parse_set(["observation.range=6", "max_steps=5", "rewards.goal=2"]) == {
+    assert dotted_overrides(parse_set_items(
+        ["observation.range=6", "max_steps=5", "rewards.goal=2"])) == {
         "observation": {"range": 6}, "max_steps": 5, "rewards": {"goal": 2}}
 
 
 def test_set_list_items_with_a_shipped_config_name():
-    from orca_env.cli import _config_overrides
-    out = _config_overrides("crowdnav_circle", ["groups.1.count=2", "max_steps=1e2"])
+    out = config_overrides("crowdnav_circle", parse_set_items(["groups.1.count=2",
+                                                                "max_steps=1e2"]))
     assert out["groups"][1]["count"] == 2 and out["groups"][0]["population"] == "learned"
     assert out["max_steps"] == 100.0  # 1e2 is a number, as in config files
