@@ -1,4 +1,4 @@
-"""Batched worlds: RVO2's ``doStep`` for many independent worlds in one numba call.
+"""Batched worlds: RVO2's ``doStep`` on one world's views of many worlds' concatenated arrays.
 
 A batch holds ``B`` worlds of ``n`` agents each (the same ``n`` for every world). Agent arrays
 are the worlds' agent arrays concatenated: agent ``i`` of world ``b`` is row ``b * n + i``, and
@@ -11,8 +11,10 @@ ids inside a world's slice are world-local) and index boxes ``box_off[b]:box_off
 Nothing of the ORCA math is written here: :func:`step_world` is ``Simulator.step`` (partition of
 the persistent kd-tree order, :func:`~orca_env.core.kdtree.build_agent_tree`,
 ``kernels._compute_block``, :func:`~orca_env.core.kernels.apply_velocities`) on one world's views,
-and callers loop over worlds inside numba. Results are bit-identical to one ``Simulator`` per
-world. Kernels never validate: the env layer (:mod:`orca_env.vector`) builds the arrays.
+and :func:`query_world_neighbors` is ``Simulator.query_agent_neighbors_unchecked`` on them.
+Results are bit-identical to one ``Simulator`` per world. Kernels never validate: the env layer
+(:mod:`orca_env.vector`) builds the arrays, slices each world's rows, parameters, outputs and
+kd-tree scratch, and loops over the worlds inside numba.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from .kdtree import AgentTree, build_agent_tree, partition_active, query_many
 from .kernels import AgentParams, StepOutput, _compute_block, apply_velocities
 from .obstacles import Obstacles
 
-__all__ = ["world_obstacles", "step_world", "step_worlds", "query_world_neighbors"]
+__all__ = ["world_obstacles", "step_world", "query_world_neighbors"]
 
 
 @njit(cache=True, error_model="numpy")
@@ -78,47 +80,6 @@ def step_world(pos, vel, pref, active, kd_order, params, time_step, obst, max_nb
         _compute_block(order, pos, vel, pref, AgentParams(*params), time_step, AgentTree(*tree),
                        Obstacles(*obst), max_nbr_cap, StepOutput(*step_out))
     apply_velocities(order, active, pos, vel, pref, time_step, obst, step_out)
-
-
-@njit(cache=True, error_model="numpy")
-def step_worlds(worlds, n, pos, vel, pref, active, kd_order, params, time_step, obst, obst_off,
-                box_off, max_nbr_cap, out, nodes, new_vel):
-    """:func:`step_world` for the worlds ``worlds`` of a batch, in one call.
-
-    Args:
-        worlds: (w,) int64 worlds to step.
-        n: agents per world.
-        pos: (B * n, 2) float64 positions, m, concatenated over worlds; updated in place.
-        vel: (B * n, 2) float64 velocities, m/s; updated in place.
-        pref: (B * n, 2) float64 preferred velocities, m/s.
-        active: (B * n,) bool.
-        kd_order: (B * n,) int64 world-local persistent kd-tree orders.
-        params: ``AgentParams`` fields, (B * n,) arrays.
-        time_step: s.
-        obst: concatenated ``Obstacles`` fields (see :func:`world_obstacles`).
-        obst_off: (B + 1,) int64.
-        box_off: (B + 1,) int64.
-        max_nbr_cap: >= every ``max_neighbors``.
-        out: ``StepOutput`` fields, (B * n, ...) arrays (``velocity`` unused).
-        nodes: kd-tree node scratch, each (B * max(2n - 1, 1), ...).
-        new_vel: (B * n, 2) float64 scratch.
-    """
-    nn = max(2 * n - 1, 1)
-    for w in range(worlds.shape[0]):
-        b = worlds[w]
-        a0 = b * n
-        a1 = a0 + n
-        t0 = b * nn
-        t1 = t0 + nn
-        wparams = (params[0][a0:a1], params[1][a0:a1], params[2][a0:a1], params[3][a0:a1],
-                   params[4][a0:a1], params[5][a0:a1], params[6][a0:a1], params[7][a0:a1],
-                   params[8][a0:a1])
-        wout = (out[0][a0:a1], out[1][a0:a1], out[2][a0:a1], out[3][a0:a1], out[4][a0:a1])
-        wnodes = (nodes[0][t0:t1], nodes[1][t0:t1], nodes[2][t0:t1], nodes[3][t0:t1],
-                  nodes[4][t0:t1])
-        step_world(pos[a0:a1], vel[a0:a1], pref[a0:a1], active[a0:a1], kd_order[a0:a1], wparams,
-                   time_step, world_obstacles(obst, obst_off, box_off, b), max_nbr_cap, wout,
-                   wnodes, new_vel[a0:a1])
 
 
 @njit(cache=True, error_model="numpy")

@@ -156,9 +156,24 @@ def test_non_real_actions_are_refused_and_nothing_moves(bad):
 
 
 def test_integer_actions_are_accepted():
-    env = make()
-    env.reset(seed=0)
-    env.step({a: np.array([1, 0]) for a in env.agents})
+    """Integer actions (arrays of any integer dtype, lists, tuples) step exactly as the equal
+    floats: the same observations, rewards, flags, infos and positions, step after step."""
+    ints, floats = make(), make()
+    ints.reset(seed=0)
+    floats.reset(seed=0)
+    start = ints.sim.positions.copy()
+    kinds = [lambda v: np.array(v), lambda v: list(v), lambda v: tuple(v),
+             lambda v: np.array(v, dtype=np.int8), lambda v: np.array(v, dtype=np.uint8)]
+    values = [(1, 0), (0, 1), (-1, 1), (1, 1), (0, 0)]
+    for t in range(6):
+        acts = {a: values[(t + k) % len(values)] for k, a in enumerate(ints.agents)}
+        if t % len(kinds) == 4:  # uint8: no negative entries
+            acts = {a: tuple(abs(x) for x in v) for a, v in acts.items()}
+        got = ints.step({a: kinds[t % len(kinds)](v) for a, v in acts.items()})
+        want = floats.step({a: np.array(v, dtype=np.float64) for a, v in acts.items()})
+        np.testing.assert_equal(got, want)
+        assert np.array_equal(ints.sim.positions, floats.sim.positions)
+    assert ints.step_count == 6 and not np.array_equal(ints.sim.positions, start)  # they moved
 
 
 @pytest.mark.parametrize("seed", [True, -1, 1.5, "3", [1]])

@@ -63,5 +63,10 @@ def test_guidance_paths_around_a_wall():
 def test_corner_points_cover_convex_corners():
     sim = blocks_sim()
     rm = Roadmap(sim, 2.0)
-    got = {tuple(np.round(p, 6)) for p in rm.vertices}
-    assert got == {tuple(p) for p in ROADMAP_POINTS * 1.0} or len(got) == 16
+    # Every block corner (all 16 are convex and walkable) pushed the corner offset (the
+    # clearance plus 5 %) out along both of its edges' normals: diagonally away from its block.
+    offset = 2.0 * 1.05
+    want = {tuple(np.round(p + offset * np.sign(p - b.mean(axis=0)), 6)) for b in BLOCKS
+            for p in np.asarray(b, dtype=np.float64)}
+    assert len(want) == 16 and rm.vertices.shape == (16, 2)
+    assert {tuple(np.round(p, 6)) for p in rm.vertices} == want

@@ -5,12 +5,15 @@ new subpackage or shipped policy folder that the list misses (it would be left o
 """
 
 import os
-import sys
 
 import orca_env.policies
 import pytest
 
-tomllib = pytest.importorskip("tomllib") if sys.version_info >= (3, 11) else None
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: tomli, the same parser (pytest itself needs it there)
+    tomllib = pytest.importorskip(
+        "tomli", reason="reading pyproject.toml needs tomllib (Python 3.11+) or tomli")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 

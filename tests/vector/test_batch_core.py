@@ -1,9 +1,10 @@
-"""core/batch.py: B worlds stepped in one call are bit-identical to one Simulator per world."""
+"""core/batch.py: B worlds in concatenated arrays, each stepped by ``step_world`` on its own views
+(as ``orca_env.vector`` does), are bit-identical to one Simulator per world."""
 
 import numpy as np
 
 from orca_env.core import Simulator
-from orca_env.core.batch import step_worlds
+from orca_env.core.batch import step_world, world_obstacles
 
 
 def make_world(seed, n):
@@ -33,7 +34,7 @@ def make_world(seed, n):
     return sim, rng.uniform(-7, 7, (n, 2))
 
 
-def test_step_worlds_matches_simulators():
+def test_step_world_on_concatenated_worlds_matches_simulators():
     B, n = 4, 30
     worlds = [make_world(s, n) for s in range(B)]
     sims = [w[0] for w in worlds]
@@ -53,6 +54,7 @@ def test_step_worlds_matches_simulators():
             cat([i[1] for i in idx]))
     obst_off = np.concatenate([[0], np.cumsum([s.num_obstacle_vertices for s in sims])])
     box_off = np.concatenate([[0], np.cumsum([i[1].shape[0] for i in idx])])
+    obst_off, box_off = obst_off.astype(np.int64), box_off.astype(np.int64)
     out = (np.zeros((0, 2)), np.zeros(B * n, dtype=np.int64), np.zeros(B * n, dtype=bool),
            np.zeros(B * n, dtype=bool), np.zeros(B * n))
     nn = 2 * n - 1
@@ -64,9 +66,11 @@ def test_step_worlds_matches_simulators():
         for b, s in enumerate(sims):
             s.set_pref_velocities(pref[b * n:(b + 1) * n])
             s.step()
-        step_worlds(np.arange(B, dtype=np.int64), n, pos, vel, pref, active, kd, params, 0.25,
-                    obst, obst_off.astype(np.int64), box_off.astype(np.int64), 6, out, nodes,
-                    new_vel)
+        for b in range(B):  # world b: its rows, kd-tree scratch and obstacles, as views
+            a, t = slice(b * n, (b + 1) * n), slice(b * nn, (b + 1) * nn)
+            step_world(pos[a], vel[a], pref[a], active[a], kd[a], tuple(p[a] for p in params),
+                       0.25, world_obstacles(obst, obst_off, box_off, b), 6,
+                       tuple(o[a] for o in out), tuple(x[t] for x in nodes), new_vel[a])
         for b, s in enumerate(sims):
             w = slice(b * n, (b + 1) * n)
             assert np.array_equal(pos[w], s.positions)

@@ -412,10 +412,51 @@ def test_eval_callback_and_evaluate_policy(tmp_path):
                       log_path=str(tmp_path))
     model.learn(16 * 6 * 2, callback=cb)
     assert cb.evaluations_results and len(cb.evaluations_results[0]) == 6
-    rets, lens = evaluate_policy(model, eval_env, n_eval_episodes=12, return_episode_rewards=True)
+    rets, lens, episodes = evaluate_and_count(model, eval_env, 12)
     assert len(rets) == 12 and all(1 <= ln <= CIRCLE["max_steps"] for ln in lens)
-    # The lengths are the agents' own (from the adapter's Monitor-style episodes).
-    assert min(lens) < CIRCLE["max_steps"] or max(lens) == CIRCLE["max_steps"]
+    # The lengths are the agents' own (from the adapter's Monitor-style episodes): the steps an
+    # agent acted in, not the entry's steps since its last episode (which count masked steps).
+    assert sorted(lens) == sorted(own for own, _ in episodes)
+    # The same where agents finish at different steps (the model above ends them all together).
+    rets, lens, episodes = evaluate_and_count(StraightToGoal(), make_vec_env(CROWDNAV), 6)
+    assert sorted(lens) == sorted(own for own, _ in episodes)
+    assert any(own < steps for own, steps in episodes), "no evaluated episode has masked steps"
+
+
+class StraightToGoal:
+    """A ``predict`` for ``evaluate_policy``: every agent full speed at its goal."""
+
+    def predict(self, obs, state=None, episode_start=None, deterministic=True):
+        acts = np.zeros((len(obs), 2), np.float32)
+        acts[:, 0] = 1.0
+        return acts, None
+
+
+def evaluate_and_count(model, venv, n_episodes):
+    """``evaluate_policy``'s returns and lengths, and the (own, entry) lengths of the episodes it
+    takes (the first ones of each entry): own counts the steps the agent acted in (``step_valid``),
+    entry every step of the entry since its previous episode ended, masked steps included."""
+    record = []
+    step_wait = venv.step_wait
+
+    def recording_step_wait():
+        out = step_wait()
+        record.append((venv.step_valid.copy(), out[2].copy()))
+        return out
+    venv.step_wait = recording_step_wait
+    rets, lens = evaluate_policy(model, venv, n_eval_episodes=n_episodes,
+                                 return_episode_rewards=True)
+    own, steps = np.zeros(venv.num_envs, int), np.zeros(venv.num_envs, int)
+    per_entry = [[] for _ in range(venv.num_envs)]
+    for valid, done in record:
+        own += valid
+        steps += 1
+        for i in np.flatnonzero(done):
+            per_entry[i].append((int(own[i]), int(steps[i])))
+        own[done] = steps[done] = 0
+    assert n_episodes % venv.num_envs == 0  # evaluate_policy then takes as many from each entry
+    k = n_episodes // venv.num_envs
+    return rets, lens, [ep for entry in per_entry for ep in entry[:k]]
 
 
 def test_plain_vec_normalize_still_works():
