@@ -12,22 +12,17 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+from .behaviours import REGISTRY
+
 __all__ = ["Population", "GoalBehavior", "Status", "STATUSES", "StateField", "STATE_FEATURES",
            "code_of"]
 
 
-class Population(IntEnum):
-    """Who sets an agent's preferred velocity (config ``groups[i].population``)."""
-
-    #: A PettingZoo agent: its action is the preferred velocity (or the velocity itself).
-    LEARNED = 0
-    #: A crowd agent running pure ORCA towards its goal.
-    ORCA = 1
-    #: A dynamic obstacle (responsibility 0) walking its path, avoided by everyone else.
-    NON_REACTIVE = 2
-    #: CrowdNav's linear human: walks straight to its goal and avoids no agent (avoid mask 0),
-    #: while the others avoid it as they would an ORCA agent (responsibility 1).
-    LINEAR = 3
+#: Codes of the built-in behaviours (config ``groups[i].population``), named by the behaviour
+#: registry (:mod:`orca_env.behaviours`, where each one is documented): LEARNED, ORCA,
+#: NON_REACTIVE, LINEAR. A behaviour registered later gets the next code.
+Population = IntEnum("Population", {name.upper(): b.code for name, b in REGISTRY.items()})
+Population.__doc__ = "Who sets an agent's preferred velocity (config ``groups[i].population``)."
 
 
 class GoalBehavior(IntEnum):

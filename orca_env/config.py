@@ -56,6 +56,10 @@ from typing import Any
 
 import yaml
 
+from .behaviours import behaviour_names
+from .kinematics import kinematics_names
+from .codes import GoalBehavior
+
 __all__ = [
     "EnvConfig",
     "GroupConfig",
@@ -74,8 +78,14 @@ __all__ = [
     "UNIVERSAL_DEFAULTS",
 ]
 
-POPULATIONS = ("learned", "orca", "non_reactive", "linear")
-GOAL_BEHAVIOURS = ("stop", "stay", "new_goal")
+#: Built-in population names (the behaviour registry, :mod:`orca_env.behaviours`, is the one
+#: list; a registered behaviour is accepted too).
+POPULATIONS = behaviour_names()
+GOAL_BEHAVIOURS = tuple(g.name.lower() for g in GoalBehavior)
+#: Observation layouts (``observation.layout``, see :mod:`orca_env.observations`): ``metric``
+#: (SI units, the scenario's K, M and bounds) or ``universal`` (scaled, fixed K and M, the same
+#: bounds everywhere).
+LAYOUTS = ("metric", "universal")
 
 # Sane bounds of numeric keys. Beyond them float64 geometry overflows (ORCA squares lengths and
 # speeds) or the env would ask for impossible memory; they are far outside any crowd scenario.
@@ -234,7 +244,7 @@ class GroupConfig:
                          "humans: head straight for their goal at pref_speed and avoid no "
                          "agent at all, while the others avoid them assuming reciprocity; "
                          "walls still bind them)",
-                         kind=str, choices=POPULATIONS)
+                         kind=str, choices=behaviour_names)
     count: int = _f(1, "number of agents in the group; must be >= 0", kind=int, minimum=0,
                     maximum=10**6)
     name: str | None = _f(None, "label reported in infos['group']; default '<population>_<index>'",
@@ -278,6 +288,9 @@ class GroupConfig:
                              "adds 0.01): the ORCA radius is radius + orca_padding, while "
                              "collisions, observations, goals and spawning use the radius",
                              kind=float, minimum=0.0, maximum=MAX_LENGTH)
+    kinematics: str = _f("holonomic", "motion model of the group's agents (orca_env.kinematics): "
+                         "holonomic (any velocity up to max_speed at once, RVO2's agent)",
+                         kind=str, choices=kinematics_names)
     randomize_attributes: bool = _f(False, "CrowdNav's randomize_attributes: each episode, every "
                                     "agent of the group draws its preferred speed v_pref ~ "
                                     "U(0.5, 1.5) m/s, then its radius ~ U(0.3, 0.5) m. v_pref "
@@ -310,7 +323,7 @@ class ObservationConfig:
                      "units of the agent's max speed, goal distances squashed, fixed K and M "
                      "defaults and finite bounds that depend on K and M only, so that one "
                      "policy runs in every scenario", kind=str,
-                     choices=("metric", "universal"))
+                     choices=LAYOUTS)
     time: bool = _f(False, "append the elapsed fraction of the episode's time limit (0 at "
                     "reset, 1 on the last step) as the observation's last feature: with a "
                     "time limit the best action depends on the time left (Pardo et al. 2018, "
@@ -500,7 +513,7 @@ _LATER_KEYS = {"env": {"time_limit_rule": "steps", "collision_check": "swept", "
                        "action": "velocity"},
                "observation": {"layout": "metric", "time": False},
                "group": {"avoids": None, "visible_to": None, "orca_padding": 0.0,
-                         "randomize_attributes": False}}
+                         "randomize_attributes": False, "kinematics": "holonomic"}}
 
 
 _SECTIONS = {"observation": ObservationConfig, "rewards": RewardConfig, "stall": StallConfig}
@@ -555,8 +568,9 @@ def _check_value(key: str, value: Any, meta: dict) -> Any:
                     raise ValueError(f"config key '{key}[{k}]' must be a string, got "
                                      f"{_show(item)}")
         return list(value)
-    if meta["choices"] is not None and value not in meta["choices"]:
-        raise ValueError(f"config key {key!r} must be one of {list(meta['choices'])}, "
+    choices = meta["choices"]() if callable(meta["choices"]) else meta["choices"]
+    if choices is not None and value not in choices:
+        raise ValueError(f"config key {key!r} must be one of {list(choices)}, "
                          f"got {_show(value)}")
     if kind in (int, float):
         if meta["positive"] and not value > 0:

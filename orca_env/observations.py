@@ -85,16 +85,13 @@ from .config import UNIVERSAL_DEFAULTS
 from .frames import AT_GOAL_EPS, frame_axis, to_frame
 
 __all__ = ["obs_size", "obs_bounds", "make_space", "build_observations", "OWN", "PER_AGENT",
-           "PER_SEGMENT", "LAYOUTS", "UNIVERSAL_DEFAULTS", "UNIVERSAL_REL_SPEED",
+           "PER_SEGMENT", "UNIVERSAL_DEFAULTS", "UNIVERSAL_REL_SPEED",
            "universal_bounds", "make_universal_space", "build_observations_universal",
            "TIME_FEATURE", "time_fraction"]
 
 OWN = 8
 PER_AGENT = 6
 PER_SEGMENT = 5
-#: Observation layouts (config ``observation.layout``): ``metric`` (SI units, the scenario's K,
-#: M and bounds) or ``universal`` (scaled, fixed K and M, the same bounds everywhere).
-LAYOUTS = ("metric", "universal")
 #: The ``observation.time`` feature as an extra feature ``(name, low, high)``: appended last.
 TIME_FEATURE = ("time", 0.0, 1.0)
 #: Bound of the universal layout's relative velocities, in units of the agent's max speed.

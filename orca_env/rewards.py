@@ -20,7 +20,7 @@ from collections.abc import Mapping
 import numpy as np
 from numba import njit
 
-__all__ = ["TERMS", "reward_terms", "term_dicts", "extra_weights"]
+__all__ = ["TERMS", "progress", "reward_terms", "term_dicts", "extra_weights"]
 
 #: Built-in reward terms, in the order of the ``(k, len(TERMS))`` term matrix.
 TERMS = ("progress", "goal", "collision", "deadlock", "intervention", "time", "discomfort")
@@ -70,15 +70,32 @@ def extra_weights(declared: Mapping[str, float], configured: Mapping[str, object
 
 
 @njit(cache=True)
-def reward_terms(live, d_prev, path_len, d0, reached, collided, stalled, intervention,
-                 max_speed, time_step, sep_agents, discomfort_dist, weights, weighted, reward):
-    """Weighted built-in reward terms (order of ``TERMS``) and rewards of the live agents.
+def progress(live, d_prev, path_len, d0, out):
+    """The progress stage: fraction of the initial distance covered this step, per agent.
+
+    The one writer of ``d_prev``: it moves on to the current remaining distance.
 
     Args:
         live: (L,) int64 slots.
         d_prev: (n,) float64 remaining distance at the previous step, m; updated in place.
         path_len: (n,) float64 remaining distance now, m.
         d0: (n,) float64 initial distance, m.
+        out: (L,) float64 output.
+    """
+    for k in range(live.shape[0]):
+        i = live[k]
+        out[k] = (d_prev[i] - path_len[i]) / d0[i]
+        d_prev[i] = path_len[i]
+
+
+@njit(cache=True)
+def reward_terms(live, progress, reached, collided, stalled, intervention, max_speed, time_step,
+                 sep_agents, discomfort_dist, weights, weighted, reward):
+    """Weighted built-in reward terms (order of ``TERMS``) and rewards of the live agents.
+
+    Args:
+        live: (L,) int64 slots.
+        progress: (L,) float64 raw progress term (:func:`progress`).
         reached: (L,) bool, the agent succeeded this step (reached its goal, no collision that
             ends its episode).
         collided: (L,) bool.
@@ -86,7 +103,7 @@ def reward_terms(live, d_prev, path_len, d0, reached, collided, stalled, interve
         intervention: (n,) float64 |safe - preferred velocity|, m/s.
         max_speed: (n,) float64, m/s.
         time_step: s.
-        sep_agents: (L,) float64 clearance to the nearest agent, m.
+        sep_agents: (L,) float64 clearance to the nearest agent, m (the proximity stage).
         discomfort_dist: m.
         weights: (len(TERMS),) float64.
         weighted: (L, len(TERMS)) float64 output.
@@ -94,11 +111,9 @@ def reward_terms(live, d_prev, path_len, d0, reached, collided, stalled, interve
     """
     for k in range(live.shape[0]):
         i = live[k]
-        progress = (d_prev[i] - path_len[i]) / d0[i]
-        d_prev[i] = path_len[i]
         sep = sep_agents[k]
         discomfort = (discomfort_dist - sep) * time_step if sep < discomfort_dist else 0.0
-        raws = (progress, 1.0 if reached[k] else 0.0, 1.0 if collided[k] else 0.0,
+        raws = (progress[k], 1.0 if reached[k] else 0.0, 1.0 if collided[k] else 0.0,
                 1.0 if stalled[i] else 0.0, intervention[i] / max_speed[i], time_step,
                 discomfort)
         total = 0.0

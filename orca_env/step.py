@@ -16,9 +16,11 @@ import numpy as np
 from numba import njit
 
 from .codes import GoalBehavior, Status
-from .frames import frame_axis, from_frame
+from .frames import frame_axis
+from .kinematics import command
 
-__all__ = ["clip_actions", "preferred_velocities", "goals_and_stalls", "outcomes"]
+__all__ = ["clip_actions", "goal_velocity", "goal_velocities", "preferred_velocities",
+           "goals_and_stalls", "outcomes"]
 
 _ACTIVE = int(Status.ACTIVE)
 _AT_GOAL = int(Status.AT_GOAL)
@@ -63,59 +65,69 @@ def clip_actions(act):
 
 
 @njit(cache=True)
-def preferred_velocities(pos0, targets, pref_speed, max_speed, noise_ang, noise_mag, live, act,
-                         world_frame, residual, out):
+def goal_velocity(px, py, tx, ty, pref_speed):
+    """The vector from ``(px, py)`` to the target ``(tx, ty)``, shortened to ``pref_speed``.
+
+    RVO2's examples' preferred velocity: the goal-directed steering of scripted agents, the
+    base of residual actions and :meth:`OrcaEnv.heuristic_actions`.
+    """
+    gx = tx - px
+    gy = ty - py
+    d = np.sqrt(gx * gx + gy * gy)
+    s = min(1.0, pref_speed / max(d, 1e-12))
+    return gx * s, gy * s
+
+
+@njit(cache=True)
+def goal_velocities(slots, pos, targets, pref_speed, out):
+    """:func:`goal_velocity` of the agents ``slots`` into ``out`` ((k, 2) float64, m/s)."""
+    for q in range(slots.shape[0]):
+        i = slots[q]
+        out[q, 0], out[q, 1] = goal_velocity(pos[i, 0], pos[i, 1], targets[i, 0],
+                                             targets[i, 1], pref_speed[i])
+
+
+@njit(cache=True)
+def preferred_velocities(pos0, targets, pref_speed, max_speed, noise_ang, noise_mag, noisy,
+                         external, kin, live, act, world_frame, residual, out):
     """Preferred velocities of every slot for one env step.
 
-    Scripted slots steer to their target at ``pref_speed`` (the goal vector, shortened when
-    longer) plus RVO2's noise; learned slots take their action, rotated from their observation
-    frame (:mod:`orca_env.frames`) into the world, times their max speed. With ``residual``
-    (config ``action: residual``) a learned slot's action, times twice its max speed, is added
-    to the goal-directed preferred velocity a scripted slot would have, and the sum is
-    shortened to the max speed: action 0 is pure ORCA, and every velocity up to the max speed
-    is reachable whatever the goal direction.
+    Scripted slots steer to their target (:func:`goal_velocity`) plus RVO2's noise; slots
+    whose behaviour steers in Python (``external``) keep what it wrote; learned slots turn
+    their action, in their observation frame (:mod:`orca_env.frames`), into a preferred
+    velocity through their motion model (:func:`orca_env.kinematics.command`; for residual
+    actions on top of the goal-directed velocity).
 
     Args:
         pos0: (n, 2) float64 positions, m.
         targets: (n, 2) float64 goals or waypoints, m.
         pref_speed: (n,) float64, m/s.
         max_speed: (n,) float64, m/s.
-        noise_ang: (n,) float64 noise angles, rad (empty: no noise).
-        noise_mag: (n,) float64 noise magnitudes, m/s (empty: no noise).
+        noise_ang: (n,) float64 noise angles, rad (read when ``noisy``).
+        noise_mag: (n,) float64 noise magnitudes, m/s (read when ``noisy``).
+        noisy: whether to add the noise.
+        external: (n,) bool, preferred velocity already set by its behaviour.
+        kin: (n,) int64 kinematics codes.
         live: (L,) int64 slots of the live learned agents.
-        act: (L, 2) float64 actions, norm <= 1.
+        act: (L, A) float64 actions, norm <= 1.
         world_frame: actions are in the world frame.
         residual: actions are residuals on the goal-directed preferred velocity.
         out: (n, 2) float64 output, m/s.
     """
     n = pos0.shape[0]
-    noisy = noise_ang.shape[0] == n
     for i in range(n):
-        tx = targets[i, 0] - pos0[i, 0]
-        ty = targets[i, 1] - pos0[i, 1]
-        d = np.sqrt(tx * tx + ty * ty)
-        s = min(1.0, pref_speed[i] / max(d, 1e-12))
-        out[i, 0] = tx * s
-        out[i, 1] = ty * s
+        if external[i]:
+            continue
+        out[i, 0], out[i, 1] = goal_velocity(pos0[i, 0], pos0[i, 1], targets[i, 0],
+                                             targets[i, 1], pref_speed[i])
         if noisy:
             out[i, 0] += noise_mag[i] * np.cos(noise_ang[i])
             out[i, 1] += noise_mag[i] * np.sin(noise_ang[i])
     for k in range(live.shape[0]):
         i = live[k]
         ex, ey = frame_axis(targets[i, 0] - pos0[i, 0], targets[i, 1] - pos0[i, 1], world_frame)
-        ax, ay = from_frame(act[k, 0], act[k, 1], ex, ey)
-        if residual:
-            vx = out[i, 0] + 2.0 * ax * max_speed[i]
-            vy = out[i, 1] + 2.0 * ay * max_speed[i]
-            norm = np.sqrt(vx * vx + vy * vy)
-            if norm > max_speed[i]:
-                vx *= max_speed[i] / norm
-                vy *= max_speed[i] / norm
-            out[i, 0] = vx
-            out[i, 1] = vy
-        else:
-            out[i, 0] = ax * max_speed[i]
-            out[i, 1] = ay * max_speed[i]
+        out[i, 0], out[i, 1] = command(kin[i], act[k, 0], act[k, 1], ex, ey, out[i, 0],
+                                       out[i, 1], max_speed[i], residual)
 
 
 @njit(cache=True)
@@ -178,9 +190,6 @@ def outcomes(live, reached, crash, stalled, moving, at_goal, crowd, on_goal, tim
         parked: (n,) bool, updated in place.
         slot_status: (n,) int8 ``Status`` code per slot, updated in place.
         renew: (n,) bool output: crowd slots that need a new goal.
-
-    Returns:
-        Whether the whole episode is deadlocked (every remaining agent stalled).
     """
     n = stalled.shape[0]
     n_live = live.shape[0]
@@ -235,4 +244,3 @@ def outcomes(live, reached, crash, stalled, moving, at_goal, crowd, on_goal, tim
                 renew[i] = True
             if on_goal[i] != _NEW_GOAL:
                 slot_status[i] = _AT_GOAL
-    return deadlock

@@ -217,7 +217,8 @@ class Simulator:
                 integer=True,
             )
         self._num_threads = num_threads
-        self._global_time = 0.0
+        # The clock as a 1-element array, so that a batched stepper can share it (bind_storage).
+        self._clock = np.zeros(1)
         self._n = 0
         self._alloc(0)
         self._kd_order = np.zeros(0, dtype=np.int64)
@@ -263,7 +264,7 @@ class Simulator:
     @property
     def global_time(self):
         """Simulated time in seconds."""
-        return self._global_time
+        return float(self._clock[0])
 
     @property
     def time_step(self):
@@ -679,6 +680,54 @@ class Simulator:
             )  # fmt: skip
         return self._obstacles
 
+    # ------------------------------------------------------------------ shared storage
+    #: Agent arrays :meth:`bind_storage` takes, by keyword: ``_AGENT_ARRAYS`` without the
+    #: underscore, plus ``kd_order`` and ``clock``.
+    STORAGE_FIELDS = tuple(a[1:] for a in _AGENT_ARRAYS) + ("kd_order", "clock")
+
+    def bind_storage(self, **arrays):
+        """Keep the agent state in the given arrays from now on (for a batched stepper).
+
+        The env's step pipeline advances many worlds in one call on concatenated arrays; each
+        world's ``Simulator`` is bound to its slice, so that its properties, queries and
+        debug accessors see the state the pipeline writes. The current state is copied into
+        the arrays first. Adding agents later reallocates, which ends the binding.
+
+        Args:
+            **arrays: One writable array per name of :data:`STORAGE_FIELDS`, of this
+                simulator's ``num_agents`` rows (``clock``: shape ``(1,)``), with the dtype and
+                trailing shape of the array it replaces. Not validated (an internal seam).
+        """
+        n = self._n
+        for name in self.STORAGE_FIELDS:
+            a = arrays[name]
+            if name == "clock":
+                a[0] = self._clock[0]
+                self._clock = a
+            elif name == "kd_order":
+                a[:] = self._kd_order
+                self._kd_order = a
+            else:
+                a[:] = getattr(self, "_" + name)[:n]
+                setattr(self, "_" + name, a)
+        self._agent_params = None
+
+    def record_step_start(self):
+        """Remember the state a step starts from, for :meth:`orca_lines` and friends.
+
+        :meth:`step` does this itself; a batched stepper that advances this simulator's
+        bound storage calls it first when it wants the debug accessors for that step.
+        """
+        n = self._n
+        pos = self._pos[:n]
+        self._last = {
+            "pos": pos.copy(),
+            "vel": self._vel[:n].copy(),
+            "tree": self._build_tree(pos, self._active[:n], persist=False),
+            "params": self._params_bundle(),
+            "time_step": self._time_step,
+        }
+
     # ------------------------------------------------------------------ step
     def _build_tree(self, pos, active, persist):
         """The agent kd-tree over the active agents (RVO2's ``buildAgentTree``).
@@ -692,7 +741,7 @@ class Simulator:
         tree = kdtree.empty_tree(out[:n])
         kdtree.build_agent_tree(pos, tuple(tree))
         if persist:
-            self._kd_order = out  # the build permuted out[:n] in place
+            self._kd_order[:] = out  # the build permuted out[:n] in place (kept in place: bound)
         return tree
 
     def _threads(self):
@@ -743,7 +792,7 @@ class Simulator:
         elif ids.size:
             kernels.compute_velocities_serial(*args)
         kernels.apply_velocities(ids, active, pos, vel, pref, self._time_step, obst, out)
-        self._global_time += self._time_step
+        self._clock[0] += self._time_step
 
     # ------------------------------------------------------------------ queries
     def _agent_id(self, i):
@@ -926,5 +975,5 @@ class Simulator:
         return (
             f"Simulator(num_agents={self._n}, active={int(self._active[: self._n].sum())}, "
             f"obstacle_vertices={self.num_obstacle_vertices}, time_step={self._time_step}, "
-            f"global_time={self._global_time:g})"
+            f"global_time={self.global_time:g})"
         )

@@ -1,0 +1,196 @@
+"""The agent table: every per-slot constant of one world, built from the config's groups.
+
+A *slot* is an agent of the world (the simulator's agent id); groups fill slots in order.
+:func:`build_agent_table` is the one place these arrays are written; the step pipeline
+(:mod:`orca_env.pipeline`) concatenates the tables of its worlds, and the env reads them.
+Per-episode attributes (radius, speeds with ``randomize_attributes``) start from the
+``base_*`` arrays and are drawn at reset (:mod:`orca_env.episode`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .behaviours import behaviour
+from .codes import GoalBehavior, Population, code_of
+from .config import GroupConfig
+from .kinematics import kinematics
+from .scenarios.base import RANDOM_RADIUS, RANDOM_SPEED
+
+__all__ = ["AgentTable", "build_agent_table", "ORCA_PARAMS"]
+
+#: ORCA parameters a group sets per agent (the core's names).
+ORCA_PARAMS = ("neighbor_dist", "max_neighbors", "time_horizon", "time_horizon_obst")
+
+
+@dataclass
+class AgentTable:
+    """Per-slot constants of one world, ``(n,)`` arrays unless noted.
+
+    Attributes:
+        population: int64 behaviour code (:class:`~orca_env.codes.Population`, or a
+            registered behaviour's).
+        kinematics: int64 motion-model code (:mod:`orca_env.kinematics`).
+        on_goal: int64 :class:`~orca_env.codes.GoalBehavior` code.
+        group: int64 index of the slot's group; ``group_names`` (list) names them.
+        base_radius, base_max_speed, base_pref_speed: float64 the config's values, m, m/s.
+        randomized: bool, draws radius and v_pref each episode (``randomize_attributes``).
+        pref_is_vpref: bool, randomized and its pref_speed is the drawn v_pref.
+        padding: float64 ``orca_padding``, m.
+        layers, avoid_masks: int64 core visibility bits (groups' ``avoids``/``visible_to``).
+        orca: dict of the core's per-agent ORCA parameters (``ORCA_PARAMS``).
+        noise: float64 magnitude of RVO2's preferred-velocity noise, m/s.
+        responsibility: float64 share of avoidance.
+        safe: bool, ORCA's velocity is realised (False: a learned agent without the safety
+            layer moves with its action).
+        crowd: bool, scripted (not learned).
+        external_steer: bool, its behaviour steers in Python (``Behaviour.steer``).
+        learned_slots: (L,) int64 slot of ``agent_k``.
+        radius_min, radius_max, speed_max: float bounds over every episode.
+    """
+
+    population: np.ndarray
+    kinematics: np.ndarray
+    on_goal: np.ndarray
+    group: np.ndarray
+    group_names: list
+    base_radius: np.ndarray
+    base_max_speed: np.ndarray
+    base_pref_speed: np.ndarray
+    randomized: np.ndarray
+    pref_is_vpref: np.ndarray
+    padding: np.ndarray
+    layers: np.ndarray
+    avoid_masks: np.ndarray
+    orca: dict
+    noise: np.ndarray
+    responsibility: np.ndarray
+    safe: np.ndarray
+    crowd: np.ndarray
+    external_steer: np.ndarray
+    learned_slots: np.ndarray
+    radius_min: float
+    radius_max: float
+    speed_max: float
+
+    @property
+    def size(self) -> int:
+        """Number of slots."""
+        return int(self.population.size)
+
+
+def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: float
+                      ) -> AgentTable:
+    """The agent table of ``groups`` with the scenario's ``AGENT_DEFAULTS`` and ``CROWD_NOISE``.
+
+    Raises:
+        ValueError: On a group key its behaviour refuses, naming ``groups[i].key``, or a
+            config without a learned agent.
+    """
+    if not groups:
+        raise ValueError("config key 'groups' must list at least one group")
+    pop, goal_b, gid, names, kin = [], [], [], [], []
+    params = {k: [] for k in ("radius", "max_speed", "pref_speed", *ORCA_PARAMS)}
+    noise, resp, padding, randomized, pref_given, safe, ext = [], [], [], [], [], [], []
+    for g_idx, g in enumerate(groups):
+        where = f"groups[{g_idx}]"
+        b = behaviour(g.population)
+        if b.learned and b.check is not None:
+            b.check(g, where)
+        if not b.learned and not g.safety_layer:
+            raise ValueError(f"config key '{where}.safety_layer' applies to learned groups "
+                             f"only, got false for population {g.population!r}")
+        if not b.learned and b.check is not None:
+            b.check(g, where)
+        if g.randomize_attributes:
+            for key in ("radius", "max_speed"):
+                if getattr(g, key) is not None:
+                    raise ValueError(f"config key '{where}.{key}' cannot be set with "
+                                     f"randomize_attributes: true, which draws it each "
+                                     f"episode; got {key}={getattr(g, key)!r}")
+        nz = g.noise if g.noise is not None else (crowd_noise if b.crowd_noise else 0.0)
+        names.append(g.name or f"{g.population}_{g_idx}")
+        k_code = kinematics(g.kinematics).code
+        direct = b.learned and not g.safety_layer
+        for _ in range(g.count):
+            pop.append(b.code)
+            kin.append(k_code)
+            goal_b.append(code_of(GoalBehavior, g.on_goal))
+            gid.append(g_idx)
+            for k in params:
+                v = getattr(g, k)
+                params[k].append(defaults[k] if v is None else v)
+            noise.append(nz)
+            resp.append(0.0 if direct else b.responsibility)
+            padding.append(g.orca_padding)
+            randomized.append(g.randomize_attributes)
+            pref_given.append(g.pref_speed is not None)
+            safe.append(not direct)
+            ext.append(b.steer is not None)
+    population = np.array(pop, dtype=np.int64)
+    if not np.any(population == Population.LEARNED):
+        raise ValueError("config key 'groups' must contain at least one learned agent "
+                         "(population: learned, count >= 1)")
+    group = np.array(gid, dtype=np.int64)
+    base_radius = np.array(params["radius"], dtype=np.float64)
+    base_max_speed = np.array(params["max_speed"], dtype=np.float64)
+    rand = np.array(randomized, dtype=bool)
+    lo_r, hi_r = RANDOM_RADIUS
+    orca = {k: np.array(params[k]) for k in ORCA_PARAMS}
+    orca["max_neighbors"] = orca["max_neighbors"].astype(np.int64)
+    layers, masks = _visibility(groups, names, group, population)
+    return AgentTable(
+        population=population, kinematics=np.array(kin, dtype=np.int64),
+        on_goal=np.array(goal_b, dtype=np.int64), group=group, group_names=names,
+        base_radius=base_radius, base_max_speed=base_max_speed,
+        base_pref_speed=np.array(params["pref_speed"], dtype=np.float64), randomized=rand,
+        pref_is_vpref=rand & ~np.array(pref_given, dtype=bool),
+        padding=np.array(padding, dtype=np.float64), layers=layers, avoid_masks=masks,
+        orca=orca, noise=np.array(noise, dtype=np.float64),
+        responsibility=np.array(resp, dtype=np.float64), safe=np.array(safe, dtype=bool),
+        crowd=population != Population.LEARNED, external_steer=np.array(ext, dtype=bool),
+        learned_slots=np.flatnonzero(population == Population.LEARNED),
+        radius_min=float(np.where(rand, lo_r, base_radius).min()),
+        radius_max=float(np.where(rand, hi_r, base_radius).max()),
+        speed_max=float(np.where(rand, RANDOM_SPEED[1], base_max_speed).max()))
+
+
+def _visibility(groups: list[GroupConfig], names: list[str], group: np.ndarray,
+                pop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-slot core ``layer`` and ``avoid_mask`` from the groups' ``avoids`` / ``visible_to``.
+
+    Without either key anywhere every slot has layer 1 and avoid mask -1 (RVO2, bit for bit),
+    except slots whose behaviour avoids no agent (mask 0: ``linear``). Otherwise group ``g`` is
+    layer bit ``g``, and a group's mask holds the bit of every group it avoids that can be seen
+    by it.
+
+    Raises:
+        ValueError: On a name that is no group's, or more than 63 groups with visibility.
+    """
+    blind = [not behaviour(g.population).avoids_agents for g in groups]
+    if all(g.avoids is None and g.visible_to is None for g in groups):
+        masks = np.full(group.size, -1, dtype=np.int64)
+        masks[np.array(blind, dtype=bool)[group]] = 0
+        return np.ones(group.size, dtype=np.int64), masks
+    if len(groups) > 63:
+        raise ValueError(f"config key 'groups': avoids and visible_to give each group one of 63 "
+                         f"layer bits; got {len(groups)} groups")
+    for g_idx, g in enumerate(groups):
+        for key in ("avoids", "visible_to"):
+            for k, name in enumerate(getattr(g, key) or ()):
+                if name not in names:
+                    raise ValueError(f"config key 'groups[{g_idx}].{key}[{k}]' names no group: "
+                                     f"{name!r}; group names: {names}")
+    masks = []
+    for a, ga in enumerate(groups):
+        m = 0
+        if not blind[a]:
+            for b, gb in enumerate(groups):
+                if (ga.avoids is None or names[b] in ga.avoids) and \
+                        (gb.visible_to is None or names[a] in gb.visible_to):
+                    m |= 1 << b
+        masks.append(m)
+    layers = np.array([1 << g for g in range(len(groups))], dtype=np.int64)
+    return layers[group], np.array(masks, dtype=np.int64)[group]

@@ -1,0 +1,87 @@
+"""The behaviour interface and registry: who sets an agent's preferred velocity.
+
+A behaviour (config ``groups[i].population``) is one :class:`Behaviour` record, registered by
+name with :func:`register_behaviour`; its code is its index in registration order (the built-in
+ones are ``orca_env.codes.Population``). The step pipeline reads three things of it:
+
+* whether its agents are the PettingZoo agents (``learned``: the action sets the preferred
+  velocity) or scripted;
+* how a scripted agent steers: ``steer=None`` is the pipeline's built-in goal steering (the
+  vector to the goal or waypoint, shortened to ``pref_speed``, plus the group's noise, in the
+  numba kernel); a callable ``steer(view, slots) -> (k, 2)`` float64 preferred velocities (m/s,
+  world frame) is called once per step with the slots of this behaviour in every world (numpy
+  over all worlds, not a loop over worlds; ``view`` is the
+  :class:`~orca_env.pipeline.WorldBatch`, whose public arrays are indexed by slot);
+* how ORCA treats it: ``responsibility`` (its share of avoidance, 0: a dynamic obstacle that
+  the others avoid fully) and ``avoids_agents`` (False: it avoids no agent, core avoid mask 0).
+
+``check(group, where)`` refuses group keys that make no sense for the behaviour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Behaviour", "register_behaviour", "behaviour", "behaviour_names", "REGISTRY"]
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    """One population: its name, how it steers and how ORCA treats it."""
+
+    #: Config name (``groups[i].population``).
+    name: str
+    #: One line for the config reference.
+    doc: str
+    #: Its agents are the PettingZoo agents (their action is the preferred velocity).
+    learned: bool = False
+    #: ``None``: the built-in goal steering; else ``steer(view, slots) -> (k, 2)`` m/s.
+    steer: Callable[[Any, Any], Any] | None = None
+    #: Share of avoidance ORCA gives it (1: RVO2's reciprocal half; 0: avoided fully).
+    responsibility: float = 1.0
+    #: Whether it avoids other agents at all (False: core avoid mask 0).
+    avoids_agents: bool = True
+    #: Whether it gets the scenario's ``CROWD_NOISE`` by default (else noise 0).
+    crowd_noise: bool = False
+    #: ``check(group, where)``: raise ``ValueError`` naming ``where`` on keys it refuses.
+    check: Callable[[Any, str], None] | None = None
+    #: Set by :func:`register_behaviour`: the integer code in per-slot arrays.
+    code: int = -1
+
+
+#: Registered behaviours by name, in code order.
+REGISTRY: dict[str, Behaviour] = {}
+
+
+def register_behaviour(b: Behaviour) -> Behaviour:
+    """Register ``b`` under ``b.name`` with the next code; returns the registered record.
+
+    Raises:
+        ValueError: If the name is taken or not a lower-case identifier.
+    """
+    if not b.name.isidentifier() or b.name != b.name.lower():
+        raise ValueError(f"behaviour name must be a lower-case identifier, got {b.name!r}")
+    if b.name in REGISTRY:
+        raise ValueError(f"behaviour {b.name!r} is already registered")
+    rec = Behaviour(**{**b.__dict__, "code": len(REGISTRY)})
+    REGISTRY[b.name] = rec
+    return rec
+
+
+def behaviour(name: str) -> Behaviour:
+    """The registered behaviour ``name``.
+
+    Raises:
+        ValueError: Naming the registered ones.
+    """
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown population {name!r}; registered: {list(REGISTRY)}") from None
+
+
+def behaviour_names() -> tuple[str, ...]:
+    """Names of the registered behaviours, in code order."""
+    return tuple(REGISTRY)

@@ -1,0 +1,289 @@
+"""The episode lifecycle of one world: its resolved config, mixture draws, building at reset.
+
+:class:`WorldConfig` resolves one ``EnvConfig`` against its scenario (the agent table, time
+step, step limit, observation and reward settings); :func:`build_episode` builds a world's
+episode from it at reset (the scenario's obstacles and placement, the simulator, this
+episode's radii and speeds, the start-overlap check, guidance); :func:`draw_episode` adds a
+mixture's draws and redraws. The step pipeline (:mod:`orca_env.pipeline`) takes the result.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .agents import AgentTable, build_agent_table
+from .config import EnvConfig, GroupConfig, parse_section, tolerance_parts
+from .core import Simulator
+from .guidance import Roadmap
+from .observations import TIME_FEATURE, UNIVERSAL_DEFAULTS
+from .pipeline import WorldEpisode
+from .rewards import TERMS, extra_weights
+from .scenarios import SpawnError, make_scenario
+from .scenarios.base import RANDOM_RADIUS, RANDOM_SPEED
+
+__all__ = ["WorldConfig", "build_episode", "draw_episode", "crowdnav_last_step",
+           "MIXTURE_SPAWN_DRAWS"]
+
+#: Draws a mixture makes at one reset before a scenario's SpawnError ends it.
+MIXTURE_SPAWN_DRAWS = 10
+
+
+def crowdnav_last_step(max_steps: int, time_step: float) -> tuple[int, bool]:
+    """The last step under CrowdNav's time-limit rule (config ``time_limit_rule: crowdnav``).
+
+    CrowdNav's ``step()`` ends the episode as a time-out when ``global_time >= time_limit - 1``
+    holds at the start of a step, before it looks at collisions and goals; here ``time_limit
+    = max_steps * time_step``. Step ``k`` (from 1) starts at ``(k - 1) * time_step`` (CrowdNav
+    adds ``time_step`` up step by step; for binary fractions such as its 0.25 s both are exact).
+
+    Returns:
+        ``(k, True)`` for that step ``k``, or ``(max_steps, False)`` when it would come after
+        ``max_steps`` (then the episode ends there by the ordinary rule).
+    """
+    bound = max_steps * time_step - 1.0
+    m = max(0, math.ceil(bound / time_step))  # steps before the last one
+    while m > 0 and (m - 1) * time_step >= bound:
+        m -= 1
+    while m * time_step < bound:
+        m += 1
+    if m + 1 > max_steps:
+        return max_steps, False
+    return m + 1, True
+
+
+class WorldConfig:
+    """One ``EnvConfig`` resolved against its scenario (what does not change within it).
+
+    Raises:
+        ValueError: On a config the scenario or the agent table refuses (naming the key).
+    """
+
+    def __init__(self, cfg: EnvConfig) -> None:
+        self.config = cfg
+        self.scenario = sc = make_scenario(cfg.scenario, **cfg.scenario_kwargs)
+        groups = cfg.groups
+        if groups is None:
+            groups = [parse_section(GroupConfig, g, f"{sc.name}.groups[{i}].")
+                      for i, g in enumerate(sc.DEFAULT_GROUPS)]
+        self.groups: list[GroupConfig] = groups
+        self.table: AgentTable = build_agent_table(groups, sc.AGENT_DEFAULTS, sc.CROWD_NOISE)
+        self.n = self.table.size
+        self.time_step = cfg.time_step if cfg.time_step is not None else sc.TIME_STEP
+        self.max_steps = cfg.max_steps if cfg.max_steps is not None else sc.MAX_STEPS
+        # The step that times out, and whether the time-out overrides that step's goals and
+        # collisions (config key time_limit_rule).
+        self.last_step, self.timeout_first = self.max_steps, False
+        if cfg.time_limit_rule == "crowdnav":
+            self.last_step, self.timeout_first = crowdnav_last_step(self.max_steps,
+                                                                    self.time_step)
+        ob = cfg.observation
+        self.universal = ob.layout == "universal"
+        obs_defaults = UNIVERSAL_DEFAULTS if self.universal else sc.OBS_DEFAULTS
+        self.num_obs_agents = ob.num_agents if ob.num_agents is not None \
+            else obs_defaults["num_agents"]
+        self.num_obs_obstacles = ob.num_obstacles if ob.num_obstacles is not None \
+            else obs_defaults["num_obstacles"]
+        self.obs_range = ob.range if ob.range is not None else sc.OBS_DEFAULTS["range"]
+        if cfg.guidance and not sc.HAS_OBSTACLES:
+            raise ValueError(f"config key 'guidance' needs a scenario with obstacles; "
+                             f"{sc.name} has none")
+        rw = cfg.rewards
+        self.weights = np.array([getattr(rw, t) for t in TERMS], dtype=np.float64)
+        self.extra_terms = tuple(sc.EXTRA_REWARDS)
+        self.extra_weights = extra_weights(sc.EXTRA_REWARDS, rw.extra, sc.name)
+        self.reward_term_names = TERMS + self.extra_terms
+        self.extra_obs = tuple(sc.EXTRA_OBSERVATIONS)
+        self.time_obs = bool(ob.time)
+        # Features after the agents and segments: the scenario's, then the time.
+        self.obs_features = self.extra_obs + ((TIME_FEATURE,) if self.time_obs else ())
+        tol = cfg.collision_tolerance
+        #: Tolerated overlap: ``tol_abs`` metres plus ``tol_rel`` times the smaller radius.
+        self.tol_abs, self.tol_rel = tolerance_parts(tol)
+        r_min = self.table.radius_min
+        if self.tol_abs + self.tol_rel * r_min >= r_min:
+            raise ValueError(f"config key 'collision_tolerance' must be below the smallest agent "
+                             f"radius ({r_min!r} m), or contacts with walls would never count; "
+                             f"got {tol!r}")
+
+    def settings(self, guided: bool) -> dict:
+        """The pipeline's per-world settings (:data:`orca_env.pipeline._SETTINGS`)."""
+        cfg = self.config
+        return {"time_step": float(self.time_step), "last_step": int(self.last_step),
+                "timeout_first": self.timeout_first,
+                "crowdnav_collisions": cfg.collision_check == "crowdnav", "tol": self.tol_abs,
+                "tol_rel": self.tol_rel, "terminate": cfg.on_collision == "terminate",
+                "speed_fraction": float(cfg.stall.speed_fraction),
+                "window": int(cfg.stall.window), "end_episode": bool(cfg.stall.end_episode),
+                "range_sq": float(self.obs_range) ** 2, "obs_range": float(self.obs_range),
+                "discomfort": float(cfg.rewards.discomfort_dist),
+                "world_frame": cfg.observation.frame == "world",
+                "residual": cfg.action == "residual",
+                "noisy": bool(np.any(self.table.noise > 0.0)), "straight": not guided,
+                "weights": self.weights}
+
+
+def build_episode(wc: WorldConfig, rng: np.random.Generator, seed: int, episode: int
+                  ) -> WorldEpisode:
+    """World, simulator, starts, goals and this episode's attributes (at reset).
+
+    Raises:
+        SpawnError: When the scenario cannot place the agents, or they start overlapping.
+    """
+    sc, t, cfg = wc.scenario, wc.table, wc.config
+    sc.start_episode(int(seed), int(episode))
+    world = sc.build_world(rng)
+    ad = sc.AGENT_DEFAULTS
+    sim = Simulator(wc.time_step, neighbor_dist=ad["neighbor_dist"],
+                    max_neighbors=ad["max_neighbors"], time_horizon=ad["time_horizon"],
+                    time_horizon_obst=ad["time_horizon_obst"], radius=ad["radius"],
+                    max_speed=ad["max_speed"], num_threads=1)
+    for poly in world.obstacles:
+        sim.add_obstacle(np.asarray(poly, dtype=np.float64))
+    if world.boundary is not None:
+        sim.add_boundary(np.asarray(world.boundary, dtype=np.float64))
+    sim.process_obstacles()
+    starts, goals, radius, max_speed, pref_speed = _populate(wc, rng, sim)
+    padded = np.any(t.padding > 0.0)
+    sim.add_agents(starts, radius=radius + t.padding if padded else radius, max_speed=max_speed,
+                   responsibility=t.responsibility, layer=t.layers, avoid_mask=t.avoid_masks,
+                   **t.orca)
+    _check_spawns(wc, sim, starts, radius)
+    roadmap = goal_costs = None
+    if cfg.guidance:
+        roadmap = Roadmap(sim, float(radius.max()), points=world.roadmap_points)
+        goal_costs = roadmap.goal_costs(goals, radius)
+    return WorldEpisode(settings=wc.settings(roadmap is not None), table=t, sim=sim,
+                        scenario=sc, world=world, rng=rng, starts=starts, goals=goals.copy(),
+                        radius=radius, max_speed=max_speed, pref_speed=pref_speed,
+                        goal_tol=np.asarray(sc.goal_tolerance(radius), dtype=np.float64),
+                        roadmap=roadmap, goal_costs=goal_costs, max_steps=wc.max_steps,
+                        config=wc)
+
+
+def draw_episode(wc: WorldConfig | None, mixture: Any, configs: dict, rng: np.random.Generator,
+                 seed: int, episode: int, on_redraw: Any = None
+                 ) -> tuple[WorldEpisode, int | None, dict]:
+    """One world's episode at reset: a plain config's, or a mixture draw's.
+
+    A mixture draws its entry and ranges first from the seeded generator. A draw whose agents
+    cannot be placed (a corner of the ranges too crowded for the scenario's zones: SpawnError)
+    is drawn again from the same generator, up to :data:`MIXTURE_SPAWN_DRAWS` times, so a
+    training run does not die on a rare draw; episodes placed at the first draw are unchanged.
+
+    Args:
+        wc: The resolved config (None with a mixture).
+        mixture: The :class:`~orca_env.mixture.Mixture`, or None.
+        configs: Cache of resolved mixture entries, ``{id(EnvConfig): WorldConfig}``.
+        rng, seed, episode: The world's generator, its seed and episodes since seeding.
+        on_redraw: ``on_redraw(k, values, exc)`` called at each redraw.
+
+    Returns:
+        ``(episode, mixture entry or None, drawn values)``.
+
+    Raises:
+        SpawnError: A plain config's at once; a mixture's after the last draw.
+    """
+    if mixture is None:
+        return build_episode(wc, rng, seed, episode), None, {}
+    for attempt in range(MIXTURE_SPAWN_DRAWS):
+        k, cfg, values = mixture.draw(rng)
+        key = id(cfg) if not values else None
+        entry = configs.get(key) if key is not None else None
+        if entry is None:
+            entry = WorldConfig(cfg)
+            if key is not None:
+                configs[key] = entry
+        try:
+            return build_episode(entry, rng, seed, episode), k, values
+        except SpawnError as exc:
+            if attempt == MIXTURE_SPAWN_DRAWS - 1:
+                raise SpawnError(f"mixture: {MIXTURE_SPAWN_DRAWS} draws in a row could not "
+                                 f"place their agents; the last, entry {k} with {values}: {exc}"
+                                 ) from exc
+            if on_redraw is not None:
+                on_redraw(k, values, exc)
+    raise AssertionError("unreachable")
+
+
+def redraw_warning(count: int, k: int, values: dict, exc: Exception) -> None:
+    """Say once per env that a mixture draw was made again (redraws bias the mixture)."""
+    if count == 1:
+        warnings.warn(f"mixture entry {k} with {values} could not place its agents ({exc}); "
+                      f"drawn again. Such draws are left out of training, so the entries and "
+                      f"ranges trained on differ from the config's; env.mixture_redraws counts "
+                      f"them", stacklevel=4)
+
+
+def _populate(wc: WorldConfig, rng: np.random.Generator, sim: Simulator):
+    """Starts and goals from the scenario, and this episode's radii and speeds.
+
+    Slots of groups with ``randomize_attributes`` get the radius and v_pref the scenario drew
+    (:meth:`Scenario.populate`): v_pref becomes their max speed, and their preferred speed
+    unless their group sets ``pref_speed``. The others keep the config's values.
+    """
+    sc, t = wc.scenario, wc.table
+    out = sc.populate(rng, sim, t.base_radius.copy(), t.base_max_speed.copy(),
+                      t.randomized.copy())
+    if not (isinstance(out, tuple) and len(out) == 4):
+        raise RuntimeError(f"{sc.name}.populate must return (starts, goals, radii, "
+                           f"max_speeds), got {type(out).__name__}")
+    starts, goals, radii, speeds = (np.asarray(a, dtype=np.float64) for a in out)
+    n = wc.n
+    if starts.shape != (n, 2) or goals.shape != (n, 2):
+        raise RuntimeError(f"{sc.name}.place_agents returned shapes {starts.shape}, "
+                           f"{goals.shape}; expected ({n}, 2)")
+    fixed = ~t.randomized
+    lo_r, hi_r = RANDOM_RADIUS
+    lo_v, hi_v = RANDOM_SPEED
+    ok = (radii.shape == (n,) and speeds.shape == (n,)
+          and np.array_equal(radii[fixed], t.base_radius[fixed])
+          and np.array_equal(speeds[fixed], t.base_max_speed[fixed])
+          and bool(np.all((radii[~fixed] >= lo_r) & (radii[~fixed] <= hi_r)))
+          and bool(np.all((speeds[~fixed] >= lo_v) & (speeds[~fixed] <= hi_v))))
+    if not ok:
+        raise RuntimeError(f"{sc.name}.populate must return radii and max speeds of shape "
+                           f"({n},) that keep the config's values except for randomized "
+                           f"slots, drawn within {RANDOM_RADIUS} m and {RANDOM_SPEED} m/s")
+    if t.randomized.any():
+        return starts, goals, radii, speeds, np.where(t.pref_is_vpref, speeds,
+                                                      t.base_pref_speed)
+    return starts, goals, t.base_radius.copy(), t.base_max_speed.copy(), \
+        t.base_pref_speed.copy()
+
+
+def _check_spawns(wc: WorldConfig, sim: Simulator, starts: np.ndarray, r: np.ndarray) -> None:
+    """Refuse a layout whose agents start overlapping each other or the obstacles.
+
+    Whatever the scenario: a start that overlaps by more than ``collision_tolerance`` would
+    count as a collision on the first step. Agents are checked against their 16 nearest
+    neighbours (the core's kd-tree), walls with the core's walkability test.
+
+    Raises:
+        SpawnError: Naming the scenario, the first offending slot and what to change.
+    """
+    tol, rel, n, name = wc.tol_abs, wc.tol_rel, wc.n, wc.scenario.name
+    nbr, dsq = sim.query_agent_neighbors(min(16, n - 1), 2.0 * float(r.max()))
+    other = r[np.maximum(nbr, 0)]
+    gap = np.sqrt(dsq) - r[:, None] - other
+    pair_tol = tol + rel * np.minimum(r[:, None], other)  # rel 0: exactly tol
+    bad = np.flatnonzero(((nbr >= 0) & (gap < -pair_tol)).any(axis=1))
+    if bad.size:
+        i = int(bad[0])
+        raise SpawnError(f"{name}: agents start overlapping (slot {i} at {starts[i].tolist()} "
+                         f"and its neighbours, radius {r[i]} m); use a larger layout "
+                         f"(scenario_kwargs), fewer agents or smaller radii")
+    if sim.num_obstacle_vertices:
+        walkable = np.ones(n, dtype=bool)
+        for radius in np.unique(r):
+            sel = r == radius
+            walkable[sel] = sim.is_walkable(starts[sel],
+                                            clearance=max(radius - (tol + rel * radius), 0.0))
+        if not walkable.all():
+            i = int(np.flatnonzero(~walkable)[0])
+            raise SpawnError(f"{name}: slot {i} starts at {starts[i].tolist()}, inside or "
+                             f"within its radius ({r[i]} m) of an obstacle or outside the "
+                             f"boundary")

@@ -1,0 +1,76 @@
+"""The kinematics interface: how an action becomes motion (config ``groups[i].kinematics``).
+
+A motion model is one module with
+
+* a :class:`Kinematics` record, registered by name (:func:`register_kinematics`): its action
+  space for learned agents and what each action component means;
+* two numba functions, wired into the dispatchers of :mod:`orca_env.kinematics` by its code:
+  ``command`` (an action in the agent's frame -> the preferred velocity handed to ORCA, world
+  frame) and ``move`` (after ORCA: the agent's new position and velocity, from ORCA's safe
+  velocity with the safety layer, or from the command itself without it).
+
+The safety layer's contract: with ``safety_layer: true`` ORCA may command any velocity up to
+the max speed and ``move`` must realise it (holonomic: exactly); with ``false`` ``move``
+follows the command and ORCA's result is discarded (the agent then has responsibility 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from gymnasium import spaces
+
+__all__ = ["Kinematics", "register_kinematics", "kinematics", "kinematics_names", "REGISTRY"]
+
+
+@dataclass(frozen=True)
+class Kinematics:
+    """One motion model: its name, its action space and the meaning of an action."""
+
+    #: Config name (``groups[i].kinematics``).
+    name: str
+    #: One line for the config reference.
+    doc: str
+    #: Size of a learned agent's action (a ``Box(-1, 1, (action_size,), float32)``).
+    action_size: int = 2
+    #: Set by :func:`register_kinematics`: the integer code the numba dispatchers branch on.
+    code: int = -1
+
+    def action_space(self) -> spaces.Box:
+        """The action space of a learned agent with this model."""
+        return spaces.Box(-1.0, 1.0, (self.action_size,), dtype=np.float32)
+
+
+#: Registered models by name, in code order.
+REGISTRY: dict[str, Kinematics] = {}
+
+
+def register_kinematics(k: Kinematics) -> Kinematics:
+    """Register ``k`` with the next code (its numba functions go into the dispatchers).
+
+    Raises:
+        ValueError: If the name is taken.
+    """
+    if k.name in REGISTRY:
+        raise ValueError(f"kinematics {k.name!r} is already registered")
+    rec = Kinematics(**{**k.__dict__, "code": len(REGISTRY)})
+    REGISTRY[k.name] = rec
+    return rec
+
+
+def kinematics(name: str) -> Kinematics:
+    """The registered model ``name``.
+
+    Raises:
+        ValueError: Naming the registered ones.
+    """
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown kinematics {name!r}; registered: {list(REGISTRY)}") from None
+
+
+def kinematics_names() -> tuple[str, ...]:
+    """Names of the registered models, in code order."""
+    return tuple(REGISTRY)

@@ -1,0 +1,529 @@
+"""The step pipeline: one implementation of the env step, for one world or many.
+
+:class:`WorldBatch` holds ``B`` worlds as concatenated per-slot arrays (world ``b`` owns slots
+``offsets[b]:offsets[b + 1]``; worlds may differ in size, as a mixture's do) and ``B * L``
+agent rows (row ``b * L + k`` is ``agent_k`` of world ``b``). ``OrcaEnv`` is a one-world batch,
+``OrcaVectorEnv`` a B-world one: both step through :meth:`WorldBatch.step`, so every world is
+bit-identical to a single env with its seed.
+
+One step, in stages (:mod:`orca_env.stages` holds the per-world numba composition):
+
+1. *behaviours in Python*: slots whose behaviour has a ``steer`` function get their preferred
+   velocity from it (one call per behaviour over every world); crowd noise is drawn from each
+   world's generator;
+2. *phase A* (numba, all worlds): actions -> preferred velocities (kinematics) -> ORCA -> motion
+   (kinematics) -> swept collisions -> goals and stalls;
+3. *Python between the phases*, only where configured: roadmap guidance (a call per guided
+   world) and the scenarios' reward-term and observation-feature hooks (one call per scenario
+   over all its worlds' rows);
+4. *phase B* (numba, all worlds): proximity (one neighbour query shared by observations and
+   rewards) -> observations -> progress and rewards -> outcomes;
+5. *Python*: new goals for crowd agents that reached theirs (the scenario's ``new_goals``).
+
+Without guidance and hooks, phases A and B run in one numba call. Each world's ``Simulator``
+is bound to its slice of the arrays (``Simulator.bind_storage``), so ``sim.positions`` and the
+core's queries see the pipeline's state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from .core import Simulator
+from .rewards import TERMS
+from .stages import (
+    Obstacles,
+    Rows,
+    Settings,
+    Slots,
+    Spec,
+    Work,
+    observe_worlds,
+    phase_a_worlds,
+    phase_b_worlds,
+    step_worlds,
+)
+
+__all__ = ["WorldBatch", "WorldEpisode", "StepResult"]
+
+#: Per-slot float64 arrays of the batch (besides positions and the core's own).
+_SLOT_F8 = ("radius", "max_speed", "pref_speed", "goal_tol", "path_len", "d0", "d_prev",
+            "noise")
+_SLOT_2D = ("goals", "targets", "starts")
+_SLOT_TABLE_I8 = ("population", "kinematics", "on_goal", "group")
+_SLOT_TABLE_B = ("safe", "crowd", "external_steer")
+#: Settings fields, per world: (name, dtype).
+_SETTINGS = (("time_step", np.float64), ("last_step", np.int64), ("timeout_first", np.bool_),
+             ("crowdnav_collisions", np.bool_), ("tol", np.float64), ("tol_rel", np.float64),
+             ("terminate", np.bool_), ("speed_fraction", np.float64), ("window", np.int64),
+             ("end_episode", np.bool_), ("range_sq", np.float64), ("obs_range", np.float64),
+             ("discomfort", np.float64), ("world_frame", np.bool_), ("residual", np.bool_),
+             ("noisy", np.bool_), ("straight", np.bool_))
+
+
+class WorldEpisode:
+    """One world's episode as the env layer builds it at reset (:mod:`orca_env.episode`).
+
+    Attributes:
+        settings: dict of the per-world :data:`_SETTINGS` values.
+        table: its :class:`~orca_env.agents.AgentTable`.
+        sim: its ``Simulator`` (obstacles added, agents added, not yet bound).
+        scenario, world, rng: the scenario object, its ``World`` and the world's generator.
+        starts, goals, radius, max_speed, pref_speed, goal_tol: (n, ...) float64 arrays.
+        roadmap, goal_costs: guidance (None without).
+        max_steps: the step limit; hooks: ``(scenario, n_extra_obs, n_extra_terms, weights)``.
+    """
+
+    def __init__(self, **fields: Any) -> None:
+        self.__dict__.update(fields)
+
+
+class StepResult:
+    """What one step returns, per agent row (``(B * L, ...)`` arrays) and per world.
+
+    Attributes:
+        obs: (B*L, D) float32; reward, sep: (B*L,) float64; term, trunc: (B*L,) bool;
+        status: (B*L,) int64 ``Status`` codes; weighted: (B*L, T) float64 weighted reward
+        terms; hit: (B*L,) int8 (0 none, 1 agent, 2 obstacle); acted: (B*L,) bool, rows that
+        acted on this step; world_done: (B,) bool, worlds with no live agent left.
+    """
+
+    __slots__ = ("obs", "reward", "term", "trunc", "status", "weighted", "sep", "hit", "acted",
+                 "world_done")
+
+    def __init__(self, **fields: Any) -> None:
+        for k, v in fields.items():
+            setattr(self, k, v)
+
+
+class WorldBatch:
+    """``B`` worlds stepped by one pipeline; see the module docstring.
+
+    Args:
+        num_worlds: B >= 1.
+        num_learned: L, learned agents per world (the same in every world).
+        obs_size, low, high: the observation size and its bounds (the same in every world).
+        spec: dict of the observation layout shared by every world: ``kk``, ``mm`` (agents
+            and segments observed), ``universal``, ``time_obs``, ``extra_obs`` (count).
+        num_terms: reward terms per row (built-in plus the scenario's).
+        num_threads: threads stepping blocks of worlds (results do not depend on it).
+    """
+
+    def __init__(self, num_worlds: int, num_learned: int, obs_size: int, low: np.ndarray,
+                 high: np.ndarray, spec: dict, num_terms: int, num_threads: int = 1) -> None:
+        B, L = int(num_worlds), int(num_learned)
+        self.num_worlds, self.num_learned, self.obs_size = B, L, int(obs_size)
+        self.num_terms = int(num_terms)
+        self._spec = Spec(kk=int(spec["kk"]), mm=int(spec["mm"]),
+                          universal=bool(spec["universal"]), time_obs=bool(spec["time_obs"]),
+                          n_extra=int(spec["extra_obs"]), low=low.astype(np.float32),
+                          high=high.astype(np.float32), max_nbr=0)
+        self.episodes: list[WorldEpisode | None] = [None] * B
+        self.step_counts = np.zeros(B, dtype=np.int64)
+        self.clock = np.zeros(B)
+        self.alive = np.zeros(B * L, dtype=bool)
+        self.learned = np.zeros(B * L, dtype=np.int64)  # world-local slot of each row
+        self._settings = Settings(*(np.zeros(B, dtype=t) for _, t in _SETTINGS),
+                                  weights=np.zeros((B, len(TERMS))))
+        self.offsets = np.zeros(B + 1, dtype=np.int64)
+        self._sizes = np.zeros(B, dtype=np.int64)
+        self._alloc(self._sizes)
+        self.extra_obs = np.zeros((B * L, self._spec.n_extra))
+        self.extra_terms = np.zeros((B * L, self.num_terms - len(TERMS)))
+        self._threads = max(1, min(int(num_threads), B))
+        self._pool = ThreadPoolExecutor(self._threads - 1) if self._threads > 1 else None
+        self._blocks = np.array_split(np.arange(B, dtype=np.int64), self._threads)
+        self._all = np.arange(B, dtype=np.int64)
+        self.debug_world: int | None = None  # record_step_start() on its sim each step
+
+    # -- storage -------------------------------------------------------------------------
+    def _alloc(self, sizes: np.ndarray) -> None:
+        """Allocate slot arrays for worlds of ``sizes`` slots, keeping the rows of worlds kept."""
+        old = getattr(self, "_slots", None)
+        old_off = self.offsets.copy()
+        off = np.zeros(sizes.size + 1, dtype=np.int64)
+        off[1:] = np.cumsum(sizes)
+        N = int(off[-1])
+        z = np.zeros
+        self._slots = Slots(
+            pos=z((N, 2)), vel=z((N, 2)), pref=z((N, 2)), active=z(N, dtype=bool),
+            kd=z(N, dtype=np.int64), orca_radius=z(N), orca_max_speed=z(N), neighbor_dist=z(N),
+            max_neighbors=z(N, dtype=np.int64), time_horizon=z(N), time_horizon_obst=z(N),
+            responsibility=z(N), layer=z(N, dtype=np.int64), avoid_mask=z(N, dtype=np.int64),
+            n_lines=z(N, dtype=np.int64), lp3=z(N, dtype=bool), intervention=z(N),
+            corrected=z(N, dtype=bool),
+            **{k: z(N) for k in _SLOT_F8}, **{k: z((N, 2)) for k in _SLOT_2D},
+            **{k: z(N, dtype=np.int64) for k in _SLOT_TABLE_I8},
+            **{k: z(N, dtype=bool) for k in _SLOT_TABLE_B},
+            parked=z(N, dtype=bool), stall=z(N, dtype=np.int64),
+            slot_status=z(N, dtype=np.int8), noise_ang=z(N), noise_mag=z(N))
+        nn = np.maximum(2 * sizes - 1, 1)
+        self._node_off = np.zeros(sizes.size + 1, dtype=np.int64)
+        self._node_off[1:] = np.cumsum(nn)
+        T = int(self._node_off[-1])
+        self._work = Work(nodes_begin=z(T, dtype=np.int64), nodes_end=z(T, dtype=np.int64),
+                          nodes_left=z(T, dtype=np.int64), nodes_right=z(T, dtype=np.int64),
+                          nodes_box=z((T, 4)), new_vel=z((N, 2)), at_goal=z(N, dtype=bool),
+                          moving=z(N, dtype=bool), stalled=z(N, dtype=bool),
+                          renew=z(N, dtype=bool), dist=z(N),
+                          hit=z(self.alive.size, dtype=np.int8),
+                          reached=z(self.alive.size, dtype=bool),
+                          crash=z(self.alive.size, dtype=bool))
+        if old is not None:
+            for b in range(sizes.size):
+                ep = self.episodes[b]
+                if ep is None or self._sizes[b] != sizes[b]:
+                    continue
+                a, c = int(old_off[b]), int(off[b])
+                for name, arr in zip(Slots._fields, self._slots, strict=True):
+                    arr[c:c + sizes[b]] = getattr(old, name)[a:a + sizes[b]]
+        self.offsets = off
+        self._sizes = sizes.copy()
+        for b in range(sizes.size):  # every world's simulator onto its new slice
+            if self.episodes[b] is not None and self._sizes[b] == self.episodes[b].table.size:
+                self._bind(b)
+
+    def _world_slice(self, b: int) -> slice:
+        return slice(int(self.offsets[b]), int(self.offsets[b + 1]))
+
+    def _bind(self, b: int) -> None:
+        s, sl = self._world_slice(b), self._slots
+        self.episodes[b].sim.bind_storage(
+            pos=sl.pos[s], vel=sl.vel[s], pref=sl.pref[s], radius=sl.orca_radius[s],
+            max_speed=sl.orca_max_speed[s], neighbor_dist=sl.neighbor_dist[s],
+            max_neighbors=sl.max_neighbors[s], time_horizon=sl.time_horizon[s],
+            time_horizon_obst=sl.time_horizon_obst[s], responsibility=sl.responsibility[s],
+            layer=sl.layer[s], avoid_mask=sl.avoid_mask[s], active=sl.active[s],
+            n_lines=sl.n_lines[s], lp3=sl.lp3[s], intervention=sl.intervention[s],
+            corrected=sl.corrected[s], kd_order=sl.kd[s], clock=self.clock[b:b + 1])
+
+    # -- loading worlds ------------------------------------------------------------------
+    def load(self, worlds: Sequence[int], episodes: Sequence[WorldEpisode]) -> None:
+        """Make ``episodes`` the current episodes of ``worlds`` (at reset)."""
+        sizes = self._sizes.copy()
+        for b, ep in zip(worlds, episodes, strict=True):
+            sizes[b] = ep.table.size
+        for b, ep in zip(worlds, episodes, strict=True):
+            self.episodes[b] = ep
+        if not np.array_equal(sizes, self._sizes):
+            self._alloc(sizes)  # binds every world, the new ones included
+        sl, L = self._slots, self.num_learned
+        for b, ep in zip(worlds, episodes, strict=True):
+            self._bind(b)
+            s = self._world_slice(b)
+            t = ep.table
+            for k in _SLOT_TABLE_I8 + _SLOT_TABLE_B + ("noise",):
+                getattr(sl, k)[s] = getattr(t, k)
+            sl.radius[s], sl.max_speed[s] = ep.radius, ep.max_speed
+            sl.pref_speed[s], sl.goal_tol[s] = ep.pref_speed, ep.goal_tol
+            sl.starts[s], sl.goals[s] = ep.starts, ep.goals
+            sl.parked[s] = False
+            sl.stall[s] = 0
+            sl.slot_status[s] = 0
+            self.step_counts[b] = 0
+            self.alive[b * L:(b + 1) * L] = True
+            self.learned[b * L:(b + 1) * L] = t.learned_slots
+            for (name, _), arr in zip(_SETTINGS, self._settings, strict=False):
+                arr[b] = ep.settings[name]
+            self._settings.weights[b] = ep.settings["weights"]
+            self.update_targets([b])
+            sl.d0[s] = np.maximum(sl.path_len[s], 1e-9)
+            sl.d_prev[s] = sl.path_len[s]
+        self._obst = _concat_obstacles([ep.sim for ep in self.episodes])
+        self._spec = self._spec._replace(max_nbr=int(sl.max_neighbors.max(initial=0)))
+
+    # -- guidance and goals (Python) -----------------------------------------------------
+    def update_targets(self, worlds: Sequence[int]) -> None:
+        """Targets and remaining path lengths of the worlds' slots (roadmap with guidance)."""
+        sl = self._slots
+        for b in worlds:
+            ep, s = self.episodes[b], self._world_slice(b)
+            pos, goals = sl.pos[s], sl.goals[s]
+            if ep.roadmap is None:
+                sl.targets[s] = goals
+                sl.path_len[s] = np.linalg.norm(goals - pos, axis=1)
+                continue
+            act = np.flatnonzero(sl.active[s])
+            t, d = ep.roadmap.waypoints(act, pos, goals, sl.radius[s], ep.goal_costs)
+            sl.targets[s][act] = t
+            sl.path_len[s][act] = d
+
+    def set_goals(self, b: int, slots: np.ndarray, goals: np.ndarray) -> None:
+        """New goals for world ``b``'s ``slots`` (validated by the caller)."""
+        ep, s, sl = self.episodes[b], self._world_slice(b), self._slots
+        sl.goals[s][slots] = goals
+        if ep.roadmap is not None:
+            ep.goal_costs[slots] = ep.roadmap.goal_costs(goals, sl.radius[s][slots])
+        self.update_targets([b])
+        sl.d_prev[s][slots] = sl.path_len[s][slots]
+        sl.stall[s][slots] = 0
+
+    def _renew_goals(self) -> None:
+        """New goals from the scenarios for crowd slots that reached theirs."""
+        sl = self._slots
+        renew = self._work.renew
+        worlds = np.flatnonzero(np.add.reduceat(renew, self.offsets[:-1])
+                                if renew.size else np.zeros(0))
+        for b in worlds.tolist():
+            ep, s = self.episodes[b], self._world_slice(b)
+            ids = np.flatnonzero(renew[s])
+            sl.goals[s][ids] = ep.scenario.new_goals(ep.rng, ep.sim, ids, sl.pos[s],
+                                                     sl.starts[s], sl.radius[s])
+            if ep.roadmap is not None:
+                ep.goal_costs[ids] = ep.roadmap.goal_costs(sl.goals[s][ids], sl.radius[s][ids])
+            sl.stall[s][ids] = 0
+            self.update_targets([b])
+
+    # -- the step ------------------------------------------------------------------------
+    def _draw_noise(self) -> None:
+        """Crowd noise from each noisy world's own generator, as the single env always drew it."""
+        sl = self._slots
+        for b in np.flatnonzero(self._settings.noisy).tolist():
+            s, n = self._world_slice(b), int(self._sizes[b])
+            rng = self.episodes[b].rng
+            sl.noise_ang[s] = rng.uniform(0.0, 2.0 * np.pi, n)
+            sl.noise_mag[s] = rng.uniform(0.0, 1.0, n) * sl.noise[s]
+
+    def _steer_external(self) -> None:
+        """Preferred velocities of slots whose behaviour steers in Python (all worlds at once)."""
+        from .behaviours import REGISTRY  # noqa: PLC0415  (user behaviours register late)
+
+        sl = self._slots
+        for b in REGISTRY.values():
+            if b.steer is None:
+                continue
+            slots = np.flatnonzero(sl.external_steer & (sl.population == b.code) & sl.active)
+            if slots.size:
+                v = np.asarray(b.steer(self, slots), dtype=np.float64)
+                if v.shape != (slots.size, 2) or not np.isfinite(v).all():
+                    raise RuntimeError(f"behaviour {b.name!r}: steer must return finite values "
+                                       f"of shape ({slots.size}, 2); got shape {v.shape}")
+                sl.pref[slots] = v
+
+    def _call(self, kernel, *args) -> None:
+        if self._pool is None:
+            kernel(self._all, *args)
+            return
+        futures = [self._pool.submit(kernel, blk, *args) for blk in self._blocks[1:]]
+        kernel(self._blocks[0], *args)
+        for f in futures:
+            f.result()
+
+    def step(self, act: np.ndarray, middle=None) -> StepResult:
+        """One step of every world.
+
+        Args:
+            act: (B*L, A) float64 actions, already checked and clipped; rows of agents that
+                are not alive are ignored.
+            middle: ``None`` (no guidance, no hooks: phases A and B in one call), or a
+                callable ``middle(batch, rows)`` run between the phases, after the guidance
+                update (it fills ``extra_obs`` and ``extra_terms`` for the live ``rows``).
+
+        Returns:
+            A :class:`StepResult`; worlds in ``world_done`` are left for the caller to reset.
+        """
+        rows_n = self.alive.size
+        res = StepResult(obs=np.zeros((rows_n, self.obs_size), dtype=np.float32),
+                         reward=np.zeros(rows_n), term=np.zeros(rows_n, dtype=bool),
+                         trunc=np.zeros(rows_n, dtype=bool),
+                         status=np.zeros(rows_n, dtype=np.int64),
+                         weighted=np.zeros((rows_n, self.num_terms)),
+                         sep=np.full(rows_n, np.inf), hit=np.zeros(rows_n, dtype=np.int8),
+                         acted=self.alive.copy(), world_done=np.zeros(self.num_worlds, dtype=bool))
+        if self._settings.noisy.any():
+            self._draw_noise()
+        if self._slots.external_steer.any():
+            self._steer_external()
+        if self.debug_world is not None:
+            self.episodes[self.debug_world].sim.record_step_start()
+        rows = Rows(alive=self.alive, learned=self.learned, act=act, obs=res.obs,
+                    reward=res.reward, term=res.term, trunc=res.trunc, status=res.status,
+                    weighted=res.weighted, sep=res.sep, hit=res.hit, extra_obs=self.extra_obs,
+                    extra_terms=self.extra_terms)
+        args = (self.offsets, self._node_off, self.num_learned, self._slots, self._settings,
+                self._spec, self._obst, self._work, rows, self.step_counts, self.clock,
+                res.world_done)
+        guided = not self._settings.straight.all()
+        if middle is None and not guided:
+            self._call(step_worlds, *args)
+        else:
+            self._call(phase_a_worlds, *args)
+            if guided:
+                self.update_targets(np.flatnonzero(~self._settings.straight).tolist())
+            if middle is not None:
+                middle(self, np.flatnonzero(res.acted))
+            self._call(phase_b_worlds, *args)
+        if self._work.renew.any():
+            self._renew_goals()
+        return res
+
+    def observe(self, worlds: Sequence[int], obs: np.ndarray, sep: np.ndarray) -> None:
+        """Observations and clearances of the live rows of ``worlds`` (at reset), in place.
+
+        ``extra_obs`` must hold the scenario's features of those rows already.
+        """
+        w = np.asarray(worlds, dtype=np.int64)
+        observe_worlds(w, self.offsets, self._node_off, self.num_learned, self._slots,
+                       self._settings, self._spec, self._obst, self._work, self.alive,
+                       self.learned, self.step_counts, self.extra_obs, obs, sep)
+
+    # -- the scenarios' hooks ------------------------------------------------------------
+    def run_hooks(self, rows: np.ndarray) -> None:
+        """The scenarios' own observation features and reward terms of the agent ``rows``.
+
+        One call per scenario (class and parameters) with the slots of every world running it:
+        ``observation_features(batch, slots)`` and ``reward_terms(batch, slots)`` read this
+        batch's public arrays (``positions``, ``targets``, ...) at ``slots``. Their results fill
+        ``extra_obs`` and the weighted ``extra_terms`` of the rows.
+
+        Raises:
+            RuntimeError: If a hook returns a wrong shape or non-finite values.
+        """
+        L = self.num_learned
+        worlds = rows // L
+        groups: dict = {}
+        for q, b in enumerate(worlds.tolist()):
+            ep = self.episodes[b]
+            key = (type(ep.scenario), repr(ep.config.config.scenario_kwargs))
+            groups.setdefault(key, []).append(q)
+        for qs in groups.values():
+            qs = np.asarray(qs, dtype=np.int64)
+            r = rows[qs]
+            ep = self.episodes[int(worlds[qs[0]])]
+            slots = self.offsets[worlds[qs]] + self.learned[r]
+            if ep.config.extra_obs:
+                self.extra_obs[r] = _hook(ep.scenario, "observation_features", self, slots,
+                                          len(ep.config.extra_obs))
+            if ep.config.extra_terms:
+                raw = _hook(ep.scenario, "reward_terms", self, slots, len(ep.config.extra_terms))
+                w = np.stack([self.episodes[b].config.extra_weights for b in worlds[qs]])
+                self.extra_terms[r] = raw * w + 0.0  # + 0.0 turns -0.0 into 0.0
+
+    # -- read-only views (hooks, behaviours, the env's accessors) ------------------------
+    @property
+    def slots(self):
+        """The per-slot arrays (a named bundle, :class:`orca_env.stages.Slots`); do not write."""
+        return self._slots
+
+    @property
+    def positions(self) -> np.ndarray:
+        """(N, 2) float64 positions of every slot of every world, m, world frame."""
+        return _readonly(self._slots.pos)
+
+    @property
+    def velocities(self) -> np.ndarray:
+        """(N, 2) float64 velocities, m/s."""
+        return _readonly(self._slots.vel)
+
+    @property
+    def goals(self) -> np.ndarray:
+        """(N, 2) float64 goals, m."""
+        return _readonly(self._slots.goals)
+
+    @property
+    def targets(self) -> np.ndarray:
+        """(N, 2) float64 goals, or roadmap waypoints with guidance, m."""
+        return _readonly(self._slots.targets)
+
+    @property
+    def radii(self) -> np.ndarray:
+        """(N,) float64 radii, m."""
+        return _readonly(self._slots.radius)
+
+    @property
+    def max_speeds(self) -> np.ndarray:
+        """(N,) float64 max speeds, m/s."""
+        return _readonly(self._slots.max_speed)
+
+    @property
+    def pref_speeds(self) -> np.ndarray:
+        """(N,) float64 preferred speeds, m/s."""
+        return _readonly(self._slots.pref_speed)
+
+    @property
+    def path_lengths(self) -> np.ndarray:
+        """(N,) float64 remaining distance to the goal (roadmap path with guidance), m."""
+        return _readonly(self._slots.path_len)
+
+    @property
+    def populations(self) -> np.ndarray:
+        """(N,) int64 behaviour codes."""
+        return _readonly(self._slots.population)
+
+    @property
+    def active(self) -> np.ndarray:
+        """(N,) bool, in the simulation."""
+        return _readonly(self._slots.active)
+
+    def step_counts_of(self, slots: np.ndarray) -> np.ndarray:
+        """(k,) int64 steps since reset of the world of each slot."""
+        return self.step_counts[self.world_of(slots)]
+
+    def max_steps_of(self, slots: np.ndarray) -> np.ndarray:
+        """(k,) int64 step limit of the world of each slot."""
+        return np.array([self.episodes[b].max_steps for b in self.world_of(slots).tolist()],
+                        dtype=np.int64)
+
+    def world_of(self, slots: np.ndarray) -> np.ndarray:
+        """World index of each batch slot."""
+        return np.searchsorted(self.offsets, slots, side="right") - 1
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_pool"] = None
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        # Pickling copies the simulators' arrays apart from the batch's: bind them again.
+        self.__dict__.update(state)
+        if self._threads > 1:
+            self._pool = ThreadPoolExecutor(self._threads - 1)
+        for b, ep in enumerate(self.episodes):
+            if ep is not None:
+                self._bind(b)
+
+    def close(self) -> None:
+        """Stop the thread pool."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+def _hook(scenario: Any, hook: str, batch: WorldBatch, slots: np.ndarray, width: int
+          ) -> np.ndarray:
+    """Call the scenario hook ``hook(batch, slots)`` and check its ``(k, width)`` result."""
+    out = np.asarray(getattr(scenario, hook)(batch, slots), dtype=np.float64)
+    if out.shape != (len(slots), width) or not np.isfinite(out).all():
+        raise RuntimeError(f"{scenario.name}.{hook} must return finite values of shape "
+                           f"({len(slots)}, {width}); got shape {out.shape}")
+    return out
+
+
+def _concat_obstacles(sims: Sequence[Simulator | None]) -> Obstacles:
+    """The worlds' obstacle storage and index, concatenated with offsets."""
+    parts = []
+    for sim in sims:
+        if sim is None:
+            parts.append((np.zeros((0, 2)), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                          np.zeros((0, 2)), np.zeros(0, bool), np.zeros(0, np.int64),
+                          np.zeros((0, 4))))
+            continue
+        order, boxes = sim.obstacle_index
+        parts.append((sim.obstacle_points, sim.obstacle_next, sim.obstacle_prev,
+                      sim.obstacle_unit_dirs, sim.obstacle_convex, order, boxes))
+    fields = [np.ascontiguousarray(np.concatenate([p[f] for p in parts])) for f in range(7)]
+    off = np.zeros(len(parts) + 1, dtype=np.int64)
+    off[1:] = np.cumsum([p[0].shape[0] for p in parts])
+    box_off = np.zeros(len(parts) + 1, dtype=np.int64)
+    box_off[1:] = np.cumsum([p[6].shape[0] for p in parts])
+    return Obstacles(*fields, off, box_off)
