@@ -57,8 +57,8 @@ from typing import Any
 import yaml
 
 from .behaviours import behaviour_names
-from .kinematics import kinematics_names
 from .codes import GoalBehavior
+from .kinematics import kinematics_names
 
 __all__ = [
     "EnvConfig",

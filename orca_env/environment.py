@@ -273,6 +273,8 @@ class OrcaEnv(ParallelEnv):
         #: their own noise on it).
         self.seed_episode = 0
         self._batch = make_batch(self, 1, 1)
+        # The single env keeps each step's start for the ORCA-line inset (render, logs).
+        self._batch.debug_world = 0
         self._ep: WorldEpisode | None = None
         self._renderer = None
         #: Slot whose ORCA half-planes the renderer draws in an inset (None: no inset).
@@ -447,7 +449,6 @@ class OrcaEnv(ParallelEnv):
         live_rows = np.flatnonzero(batch.alive)
         act = np.zeros((batch.alive.size, self.action_spaces[self.possible_agents[0]].shape[0]))
         act[live_rows] = self._actions_to_array(actions)
-        batch.debug_world = 0 if self.debug_agent is not None else None
         res = batch.step(act, batch.run_hooks if self._wc.extra_obs or self._wc.extra_terms
                          else None)
         agents = self.agents
@@ -590,6 +591,27 @@ class OrcaEnv(ParallelEnv):
     def slot_statuses(self) -> np.ndarray:
         """``(n_slots,)`` int8 :class:`~orca_env.codes.Status` code of every slot."""
         return _readonly(self._slot_array("slots").slot_status)
+
+    @property
+    def pref_speeds(self) -> np.ndarray:
+        """``(n_slots,)`` float64 preferred speed of every slot this episode, m/s."""
+        return self._batch.pref_speeds if self._ep is not None else \
+            _readonly(self._wc.table.base_pref_speed)
+
+    @property
+    def noise_magnitudes(self) -> np.ndarray:
+        """``(n_slots,)`` float64 bound of RVO2's preferred-velocity noise per slot, m/s."""
+        return _readonly(self._wc.table.noise)
+
+    @property
+    def num_slots(self) -> int:
+        """Agents of the world (learned and crowd), this episode."""
+        return self._wc.n
+
+    @property
+    def last_step(self) -> int:
+        """The step on which the episode times out (``max_steps``, or CrowdNav's rule)."""
+        return self._wc.last_step
 
     @property
     def step_count(self) -> int:

@@ -178,7 +178,9 @@ def draw_episode(wc: WorldConfig | None, mixture: Any, configs: dict, rng: np.ra
         wc: The resolved config (None with a mixture).
         mixture: The :class:`~orca_env.mixture.Mixture`, or None.
         configs: Cache of resolved mixture entries, ``{id(EnvConfig): WorldConfig}``.
-        rng, seed, episode: The world's generator, its seed and episodes since seeding.
+        rng: The world's generator.
+        seed: Its seed.
+        episode: Episodes since it was seeded.
         on_redraw: ``on_redraw(k, values, exc)`` called at each redraw.
 
     Returns:

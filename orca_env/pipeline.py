@@ -320,7 +320,7 @@ class WorldBatch:
             act: (B*L, A) float64 actions, already checked and clipped; rows of agents that
                 are not alive are ignored.
             middle: ``None`` (no guidance, no hooks: phases A and B in one call), or a
-                callable ``middle(batch, rows)`` run between the phases, after the guidance
+                callable ``middle(rows)`` run between the phases, after the guidance
                 update (it fills ``extra_obs`` and ``extra_terms`` for the live ``rows``).
 
         Returns:
@@ -355,7 +355,7 @@ class WorldBatch:
             if guided:
                 self.update_targets(np.flatnonzero(~self._settings.straight).tolist())
             if middle is not None:
-                middle(self, np.flatnonzero(res.acted))
+                middle(np.flatnonzero(res.acted))
             self._call(phase_b_worlds, *args)
         if self._work.renew.any():
             self._renew_goals()

@@ -101,7 +101,6 @@ def _live(alive, learned, b, L):
 def _world_phase_a(b, off, node_off, L, sl, st, spec, obst, w, rows_b, step_count, clock):
     """Actions -> preferred velocities -> ORCA -> motion -> collisions -> goals and stalls."""
     a0, a1 = off[b], off[b + 1]
-    n = a1 - a0
     live, rows = _live(rows_b.alive, rows_b.learned, b, L)
     nl = live.shape[0]
     dt = st.time_step[b]

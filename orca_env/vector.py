@@ -245,6 +245,21 @@ class OrcaVectorEnv(VectorEnv):
         return obs, res.reward, res.term, res.trunc, info
 
     @property
+    def alive(self) -> np.ndarray:
+        """(B*L,) bool copy: the rows whose agent needs an action on the next step."""
+        return self._batch.alive.copy()
+
+    @property
+    def world_sizes(self) -> np.ndarray:
+        """(B,) int64 agents (slots) of each world's current episode (a mixture's differ)."""
+        return np.diff(self._batch.offsets)
+
+    @property
+    def scenario_names(self) -> list[str | None]:
+        """Each world's current scenario (None before the first reset)."""
+        return [None if ep is None else ep.scenario.name for ep in self._batch.episodes]
+
+    @property
     def mixture_weights(self) -> list[float] | None:
         """The mixture's entry weights (``None`` without a mixture)."""
         return self._template.mixture_weights

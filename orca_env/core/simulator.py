@@ -719,11 +719,12 @@ class Simulator:
         bound storage calls it first when it wants the debug accessors for that step.
         """
         n = self._n
-        pos = self._pos[:n]
+        # The tree is built on demand by the debug accessors, from these copies.
         self._last = {
-            "pos": pos.copy(),
+            "pos": self._pos[:n].copy(),
             "vel": self._vel[:n].copy(),
-            "tree": self._build_tree(pos, self._active[:n], persist=False),
+            "active": self._active[:n].copy(),
+            "kd_order": self._kd_order.copy(),
             "params": self._params_bundle(),
             "time_step": self._time_step,
         }
@@ -805,6 +806,12 @@ class Simulator:
         i = self._agent_id(i)
         last = self._last
         empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 4)))
+        if last is not None and "tree" not in last:  # recorded by record_step_start
+            out = np.empty(last["kd_order"].size, dtype=np.int64)
+            m = kdtree.partition_active(last["kd_order"], last["active"], out)
+            tree = kdtree.empty_tree(out[:m])
+            kdtree.build_agent_tree(last["pos"], tuple(tree))
+            last["tree"] = tree
         if last is None or i >= last["pos"].shape[0] or not np.any(last["tree"].order == i):
             return empty
         pos = last["pos"]

@@ -7,9 +7,9 @@ Parameter sharing: ``n_envs`` worlds of one config, each with ``L`` learned agen
 Backends
 --------
 By default the worlds are one :class:`~orca_env.vector.OrcaVectorEnv`: every step of every world
-is one numba call, arrays in and out. Configs it does not support (``guidance: true``,
-scenarios with Python reward or observation hooks, ``mixture``) and ``render_mode`` run on
-``n_envs`` :class:`~orca_env.environment.OrcaEnv` copies stepped one after another
+goes through the step pipeline at once, arrays in and out, mixtures included. With
+``render_mode`` the worlds are ``n_envs`` :class:`~orca_env.environment.OrcaEnv` copies
+stepped one after another
 (``backend="copies"``), with the same semantics and, world by world, the same numbers
 (``tests/wrappers``).
 
@@ -505,13 +505,6 @@ def attach_masks(model: Any, base: SB3VecEnv) -> None:
     buf.mask_source = base
 
 
-def _vector_supported(env: Any) -> bool:
-    """Whether :class:`~orca_env.vector.OrcaVectorEnv` runs this env's config."""
-    sc = env.scenario
-    return (not env.config.guidance and not sc.EXTRA_REWARDS and not sc.EXTRA_OBSERVATIONS
-            and env.config.mixture is None)
-
-
 def make_vec_env(config: Any = None, n_envs: int = 1, render_mode: str | None = None,
                  backend: str = "auto", bootstrap: str = "truncated",
                  **env_kwargs: Any) -> SB3VecEnv:
@@ -523,8 +516,7 @@ def make_vec_env(config: Any = None, n_envs: int = 1, render_mode: str | None = 
         render_mode: ``None`` or ``"rgb_array"`` (for ``VecVideoRecorder``; ``copies`` backend).
         backend: ``"vector"`` (one :class:`~orca_env.vector.OrcaVectorEnv`), ``"copies"``
             (``n_envs`` ``OrcaEnv`` copies) or ``"auto"`` (default: ``vector`` unless
-            ``render_mode`` is set or the config needs ``OrcaEnv``: guidance, scenario hooks,
-            a ``mixture``).
+            ``render_mode`` is set, which only the copies draw).
             Both give the same numbers for the same seeds.
         bootstrap: Which truncations SB3 bootstraps (:class:`SB3VecEnv`).
         **env_kwargs: Overrides of config keys (and, for the copies, ``infos``: default
@@ -534,7 +526,7 @@ def make_vec_env(config: Any = None, n_envs: int = 1, render_mode: str | None = 
         ValueError: On a bad ``n_envs``, ``backend``, ``bootstrap``, or a ``vector`` backend
             the config or ``render_mode`` rules out.
     """
-    from ..environment import OrcaEnv, parallel_env  # noqa: PLC0415  (keeps the import light)
+    from ..environment import parallel_env  # noqa: PLC0415  (keeps the import light)
     from ..vector import OrcaVectorEnv  # noqa: PLC0415
 
     if isinstance(n_envs, bool) or not isinstance(n_envs, int) or n_envs < 1:
@@ -543,15 +535,10 @@ def make_vec_env(config: Any = None, n_envs: int = 1, render_mode: str | None = 
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     check_bootstrap(bootstrap)
     if backend != "copies":
-        probe = OrcaEnv(config, infos="compact", **{k: v for k, v in env_kwargs.items()
-                                                    if k != "infos"})
-        supported = _vector_supported(probe)
-        probe.close()
-        if backend == "vector" and (render_mode is not None or not supported):
-            why = "render_mode is set" if render_mode is not None else \
-                "the config needs OrcaEnv (guidance, scenario hooks or a mixture)"
-            raise ValueError(f"backend 'vector' cannot run this: {why}; use backend='copies'")
-        if render_mode is None and supported:
+        if backend == "vector" and render_mode is not None:
+            raise ValueError("backend 'vector' cannot run this: render_mode is set; use "
+                             "backend='copies'")
+        if render_mode is None:
             kwargs = {k: v for k, v in env_kwargs.items() if k != "infos"}
             return SB3VecEnv(OrcaVectorEnv(config, n_envs, infos=True, **kwargs), bootstrap)
     if render_mode is not None:

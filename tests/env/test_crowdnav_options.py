@@ -144,7 +144,7 @@ def test_linear_humans_walk_straight_and_are_avoided():
     env.reset(seed=2)
     assert (env.populations[1:] == Population.LINEAR).all()
     assert env.sim.avoid_masks.tolist() == [-1, 0, 0, 0, 0, 0]
-    assert env._resp.tolist() == [1.0] * 6 and not env._any_noise
+    assert env.sim.responsibilities.tolist() == [1.0] * 6 and not env.noise_magnitudes.any()
     start = env.sim.positions[1:].copy()
     goal = env.goals[1:].copy()
     robot_lines = 0
@@ -171,7 +171,7 @@ def test_randomize_attributes():
         assert r[0] == 0.3 and v[0] == 1.0  # the robot's group is not randomized
         assert ((r[1:] >= 0.3) & (r[1:] <= 0.5)).all() and ((v[1:] >= 0.5) & (v[1:] <= 1.5)).all()
         assert np.array_equal(env.sim.radii, r) and np.array_equal(env.sim.max_speeds, v)
-        assert np.array_equal(env._pref_speed[1:], v[1:])  # pref_speed unset: v_pref
+        assert np.array_equal(env.pref_speeds[1:], v[1:])  # pref_speed unset: v_pref
         radii.append(r)
         speeds.append(v)
     assert not np.array_equal(radii[0], radii[1])  # drawn anew every episode
@@ -185,7 +185,7 @@ def test_randomize_attributes():
     fixed_pref = orca_env.parallel_env(scenario="crowdnav_square_v0", groups=groups(
         humans={"randomize_attributes": True, "pref_speed": 1.0}))
     fixed_pref.reset(seed=0)
-    assert (fixed_pref._pref_speed == 1.0).all() and (fixed_pref.max_speeds[1:] != 1.0).all()
+    assert (fixed_pref.pref_speeds == 1.0).all() and (fixed_pref.max_speeds[1:] != 1.0).all()
 
 
 def test_randomize_keeps_the_collision_tolerance_check():
@@ -211,7 +211,7 @@ def test_time_limit_rule_overrides_the_goal():
     steps = orca_env.parallel_env(scenario="crowdnav_circle_v0", groups=alone, max_steps=36)
     crowd = orca_env.parallel_env(scenario="crowdnav_circle_v0", groups=alone, max_steps=36,
                                   time_limit_rule="crowdnav")
-    assert crowd._last_step == 33
+    assert crowd.last_step == 33
     for env, status, reward in ((steps, "at_goal", 1.0), (crowd, "timed_out", 0.0)):
         env.reset(seed=0)
         n = 0
@@ -301,8 +301,8 @@ def test_invisible_config_is_crowdnavs_setting():
     env = orca_env.parallel_env("crowdnav_circle_invisible")
     cfg = env.config
     assert cfg.scenario_kwargs == {"layout": "crowdnav_test"} and env.max_steps == 100
-    assert (env._last_step, env._timeout_first) == (97, True) and env._crowdnav_collisions
+    assert env.last_step == 97 and env.episode_config.time_limit_rule == "crowdnav" and env.episode_config.collision_check == "crowdnav"
     assert cfg.collision_tolerance == 0.0 and not cfg.stall.end_episode
     env.reset(seed=10_000)
-    assert np.array_equal(env.sim.radii, np.full(6, 0.31)) and not env._any_noise
+    assert np.array_equal(env.sim.radii, np.full(6, 0.31)) and not env.noise_magnitudes.any()
     assert env.sim.avoid_masks[1:].tolist() == [0b10] * 5 and env.sim.layers[0] == 1

@@ -160,7 +160,7 @@ def test_the_env_uses_the_drawn_values():
         env.reset(seed=seed)
         v = env.mixture_values
         if env.mixture_entry == 1:
-            assert env._n == 4 + v["groups.1.count"]
+            assert env.num_slots == 4 + v["groups.1.count"]
             assert np.all(env.radii[4:] == v["groups.1.radius"])
         elif env.mixture_entry == 2:
             assert env.max_steps == v["max_steps"]
@@ -247,19 +247,14 @@ def test_every_entry_needs_the_universal_layout_and_the_same_agents():
                                             "ranges": {"groups.0.count": [4, 8]}}], **COMMON})
 
 
-def test_vector_env_refuses_and_the_sb3_adapter_runs_copies():
+def test_the_sb3_adapter_runs_mixtures_on_the_vector_env_as_on_copies():
     pytest.importorskip("stable_baselines3")
-    from orca_env.vector import OrcaVectorEnv
     from orca_env.wrappers.sb3 import make_vec_env
 
-    with pytest.raises(ValueError, match=r"'mixture': OrcaVectorEnv .* backend 'copies'"):
-        OrcaVectorEnv(mix(), 2)
-    with pytest.raises(ValueError, match=r"backend 'vector' cannot run this: .*a mixture"):
-        make_vec_env(mix(), 2, backend="vector")
     runs = []
-    for _ in range(2):
-        venv = make_vec_env(mix(), 3)
-        assert venv.envs and venv.num_envs == 12  # the copies backend, 3 worlds x 4 agents
+    for backend in ("vector", "copies"):
+        venv = make_vec_env(mix(), 3, backend=backend)
+        assert bool(venv.envs) == (backend == "copies") and venv.num_envs == 12
         venv.seed(7)
         seq = [venv.reset()]
         rng = np.random.default_rng(0)
@@ -268,7 +263,8 @@ def test_vector_env_refuses_and_the_sb3_adapter_runs_copies():
             venv.step_async(rng.uniform(-1, 1, (12, 2)))
             obs, rew, done, infos = venv.step_wait()
             seq += [obs, rew, done]
-            scen |= {e.scenario.name for e in venv.envs}
+            scen |= set(venv.worlds.scenario_names) \
+                if backend == "vector" else {e.scenario.name for e in venv.envs}
             assert venv.observation_space.contains(obs[0])
         runs.append(seq)
         venv.close()

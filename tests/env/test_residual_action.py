@@ -18,7 +18,7 @@ ALONE = {"scenario": "circle_v0", "scenario_kwargs": {"circle_radius": 5.0, "jit
 def _velocity_after(action, **over):
     env = orca_env.parallel_env(copy.deepcopy(ALONE), action="residual", **over)
     env.reset(seed=0)
-    goal = env._goals[0] - env.sim.positions[0]
+    goal = env.goals[0] - env.sim.positions[0]
     env.step({"agent_0": np.asarray(action, dtype=np.float32)})
     return env.sim.velocities[0].copy(), goal / np.linalg.norm(goal)
 
@@ -34,12 +34,12 @@ def test_zero_residual_is_pure_orca():
         traj = []
         while env.agents:
             acts = env.heuristic_actions()
-            live = env._live.copy()
+            live = env.live_slots.copy()
             if mode == "residual":
                 assert all(not a.any() for a in acts.values())
-                to_t = env._targets[live] - env.sim.positions[live]
+                to_t = env.targets[live] - env.sim.positions[live]
                 d = np.linalg.norm(to_t, axis=1)
-                want = to_t * np.minimum(1.0, env._pref_speed[live] / d)[:, None]
+                want = to_t * np.minimum(1.0, env.pref_speeds[live] / d)[:, None]
             env.step(acts)
             if mode == "residual":
                 assert np.allclose(env.sim.pref_velocities[live], want, rtol=1e-12, atol=0)
@@ -91,7 +91,7 @@ def test_mixture_entries_must_agree_on_the_action():
     assert policy_settings(cfg)["action"] == "residual"
     for seed in range(4):
         env.reset(seed=seed)
-        assert env.episode_config.action == "residual" and env._residual
+        assert env.episode_config.action == "residual"
         assert all(not a.any() for a in env.heuristic_actions().values())
 
 
@@ -100,10 +100,10 @@ def test_orca_noise_policy_perturbs_by_its_noise_bound_in_residual_mode():
 
     env = orca_env.parallel_env("circle_dense", action="residual")
     obs, _ = env.reset(seed=3)
-    live = env._live.copy()
-    to_t = env._targets[live] - env.sim.positions[live]
+    live = env.live_slots.copy()
+    to_t = env.targets[live] - env.sim.positions[live]
     d = np.linalg.norm(to_t, axis=1)
-    clean = to_t * np.minimum(1.0, env._pref_speed[live] / d)[:, None]
+    clean = to_t * np.minimum(1.0, env.pref_speeds[live] / d)[:, None]
     env.step(OrcaPolicy(noise=0.05, seed=1)(obs, env))
     dev = np.linalg.norm(env.sim.pref_velocities[live] - clean, axis=1)
     # U(0, 0.05) m/s in a uniform direction (then shortened to the max speed): not doubled.

@@ -60,9 +60,12 @@ def test_goals_and_stalls_kernel_matches_python(n):
 def test_preferred_velocities_kernel_matches_python(n, world_frame, residual):
     rng = np.random.default_rng(n)
     live = np.arange(0, n, 2, dtype=np.int64)
+    external = rng.random(n) < 0.2  # slots a Python behaviour steered: left as they are
+    external[live] = False
     args = (rng.normal(size=(n, 2)), rng.normal(size=(n, 2)), np.ones(n), np.full(n, 1.5),
-            rng.uniform(0, 6, n), rng.uniform(0, 1e-4, n), live,
-            rng.uniform(-1, 1, (live.size, 2)), world_frame, residual, np.zeros((n, 2)))
+            rng.uniform(0, 6, n), rng.uniform(0, 1e-4, n), True, external,
+            np.zeros(n, dtype=np.int64), live, rng.uniform(-1, 1, (live.size, 2)), world_frame,
+            residual, rng.normal(size=(n, 2)))
     _assert_same(*_both(preferred_velocities, *args))
 
 

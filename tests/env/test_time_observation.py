@@ -42,7 +42,7 @@ def test_crowdnav_time_limit_rule_reaches_one_on_its_last_step():
                                          "safety_layer": True},
                                         {"population": "orca", "count": 0}],
                                 time_limit_rule="crowdnav", stall={"end_episode": False})
-    last = env._last_step
+    last = env.last_step
     assert last < env.max_steps                 # CrowdNav's rule ends before max_steps
     env.reset(seed=0)
     obs = None

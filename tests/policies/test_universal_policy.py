@@ -51,7 +51,7 @@ def test_the_run_trains_and_compares_on_the_mixture(mixture_run):
 @pytest.mark.parametrize("config", names("env"))
 def test_evaluate_runs_the_model_on_every_shipped_config(mixture_run, config):
     env = orca_env.parallel_env(config)
-    if env.max_steps > 400 or env._n > 40:
+    if env.max_steps > 400 or env.num_slots > 40:
         over = {"max_steps": 20}  # RVO2's big examples: a few steps are enough here
     else:
         over = {}

@@ -27,7 +27,7 @@ def test_scenarios_are_seeded(name):
     b = orca_env.parallel_env(scenario=name, **SMALL.get(name, {}))
     a.reset(seed=4)
     b.reset(seed=4)
-    assert np.array_equal(a._starts, b._starts) and np.array_equal(a._goals, b._goals)
+    assert np.array_equal(a.starts, b.starts) and np.array_equal(a.goals, b.goals)
 
 
 def test_circle_is_rvo2_layout():

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import orca_env
+from orca_env.config import tolerance_parts
 from orca_env.vector import OrcaVectorEnv
 
 # The shared runs use actions outside the box on purpose (clipping is part of the contract).
@@ -35,7 +36,7 @@ def _run_pair(config, worlds, steps, seed, random_every=3, **kw):
             if random_every == 0 or t % random_every:
                 for a, h in e.heuristic_actions().items():
                     act[b * L + e.possible_agents.index(a)] = h
-        alive_before = v._alive.copy()
+        alive_before = v.alive
         obs, rew, term, trunc, info = v.step(act)
         assert np.array_equal(info["active"], alive_before)
         assert rew.dtype == np.float64 and term.dtype == bool and trunc.dtype == bool
@@ -87,7 +88,7 @@ def test_obstacles_crowd_and_new_goals_bit_identical():
 def test_crowd_noise_bit_identical():
     # blocks: ORCA crowd with RVO2's noise, drawn from each world's generator.
     env = orca_env.parallel_env("blocks")
-    assert env._any_noise
+    assert env.noise_magnitudes.any()
     _run_pair("blocks", 2, 120, seed=11, max_steps=60)
 
 
@@ -132,9 +133,28 @@ def test_constructor_validation(kwargs, match):
         OrcaVectorEnv("circle_dense", **kwargs)
 
 
-def test_unsupported_configs_and_bad_actions():
-    with pytest.raises(ValueError, match="guidance"):
-        OrcaVectorEnv("random_obstacles", 2)
+def test_guidance_bit_identical():
+    # Roadmap guidance (the default of random_obstacles) runs on the pipeline too.
+    resets, finished, _ = _run_pair("random_obstacles", 3, 150, seed=11)
+    assert finished > 0
+
+
+def test_mixture_bit_identical_worlds_of_different_sizes():
+    # Each world draws its own entry (and size) at every reset, from its own generator.
+    from tests.env.test_mixture import mix
+
+    v = OrcaVectorEnv(mix(), 3, seed=2)
+    sizes = set()
+    v.reset()
+    for _ in range(40):
+        v.step(np.zeros((v.num_envs, 2)))
+        sizes |= set(v.world_sizes.tolist())
+    assert len(sizes) >= 2  # the batch held worlds of different sizes at once
+    resets, finished, _ = _run_pair(mix(), 3, 120, seed=2)
+    assert resets >= 1 and finished > 0
+
+
+def test_bad_actions():
     v = OrcaVectorEnv("circle_dense", 2, seed=0)
     with pytest.raises(RuntimeError, match="reset"):
         v.step(np.zeros((32, 2)))
@@ -194,7 +214,7 @@ def test_linear_randomized_padded_visibility_bit_identical():
               max_steps=60)
     env = orca_env.parallel_env("crowdnav_square", **kw)
     env.reset(seed=0)
-    assert env._any_randomized and env._any_padding and (env.sim.avoid_masks[6:] == 0).all()
+    assert any(g.randomize_attributes for g in env.groups) and any(g.orca_padding > 0 for g in env.groups) and (env.sim.avoid_masks[6:] == 0).all()
     resets, finished, truncated = _run_pair("crowdnav_square", 3, 150, seed=5, **kw)
     assert resets >= 3 and finished > 0 and truncated > 0
 
@@ -208,7 +228,7 @@ def test_universal_layout_and_relative_tolerance_bit_identical(config, kw):
     kw = dict(kw, observation={"layout": "universal", "num_agents": 6, "num_obstacles": 4},
               collision_tolerance={"absolute": 0.002, "relative": 0.02})
     env = orca_env.parallel_env(config, **kw)
-    assert env.universal_layout and (env._tol_abs, env._tol_rel) == (0.002, 0.02)
+    assert env.universal_layout and tolerance_parts(env.episode_config.collision_tolerance) == (0.002, 0.02)
     resets, finished, _ = _run_pair(config, 2, 150, seed=4, **kw)
     assert finished > 0
 
