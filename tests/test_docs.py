@@ -17,6 +17,7 @@ import re
 import numpy as np
 import pytest
 
+from orca_env.behaviours import REGISTRY as BEHAVIOURS
 from orca_env.scenarios import SCENARIOS, Scenario, register_scenario
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -26,6 +27,7 @@ NO_TEST = "<!-- no-test -->"
 #: The registry as the package ships it: every page runs against it (and what a page registers
 #: is gone after it).
 BUILTIN_SCENARIOS = dict(SCENARIOS)
+BUILTIN_BEHAVIOURS = dict(BEHAVIOURS)
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([\w+-]*)")
 
 
@@ -71,6 +73,8 @@ def run_page(path, workdir):
     saved = dict(SCENARIOS)
     SCENARIOS.clear()
     SCENARIOS.update(BUILTIN_SCENARIOS)
+    BEHAVIOURS.clear()
+    BEHAVIOURS.update(BUILTIN_BEHAVIOURS)
     cwd = os.getcwd()
     os.chdir(workdir)
     try:
@@ -81,6 +85,8 @@ def run_page(path, workdir):
         os.chdir(cwd)
         SCENARIOS.clear()  # drop what the page registered
         SCENARIOS.update(saved)
+        BEHAVIOURS.clear()
+        BEHAVIOURS.update(BUILTIN_BEHAVIOURS)
     return namespace
 
 
@@ -139,6 +145,8 @@ EXTENDING = os.path.join(DOCS, "extending.md")
 def ns():
     """The namespace of docs/extending.md's blocks, its scenarios registered meanwhile."""
     saved = dict(SCENARIOS)
+    BEHAVIOURS.clear()
+    BEHAVIOURS.update(BUILTIN_BEHAVIOURS)
     try:
         namespace = {"__name__": "extending_doc"}
         for code, skipped in python_blocks(EXTENDING):
@@ -150,6 +158,8 @@ def ns():
     finally:
         SCENARIOS.clear()
         SCENARIOS.update(saved)
+        BEHAVIOURS.clear()
+        BEHAVIOURS.update(BUILTIN_BEHAVIOURS)
 
 
 def test_scenario_is_registered_and_solved_by_pure_orca(ns):
@@ -243,3 +253,34 @@ def test_hook_with_a_wrong_shape_is_a_clear_error(ns):
             env.reset(seed=0)
     finally:
         SCENARIOS.pop("two_lines_broken_v0")
+
+
+def test_hooks_run_on_the_vector_env(ns):
+    assert np.allclose(ns["vector_time_left"], 0.9)
+
+
+def test_a_registered_behaviour_steers_its_agents(ns):
+    speeds = ns["stroller_speeds"]
+    # Half the preferred speed (1 m/s in two_lines' defaults unless set), never the full one.
+    pref = ns["strollers"].pref_speeds[4:]
+    assert np.allclose(speeds, 0.5 * pref)
+    assert ns["strollers"].groups[1].population == "stroller"
+    # The same behaviour in the vector env, bit-identical to the single env.
+    from orca_env.vector import OrcaVectorEnv
+
+    groups = [{"population": "learned", "count": 4},
+              {"population": "stroller", "count": 4, "on_goal": "stay"}]
+    v = OrcaVectorEnv(None, 2, seed=3, scenario="two_lines_v0", groups=groups)
+    vobs, _ = v.reset()
+    single = ns["orca_env"].parallel_env(scenario="two_lines_v0", groups=groups)
+    obs, _ = single.reset(seed=4)
+    for _ in range(5):
+        act = single.heuristic_actions()
+        obs, rew, *_ = single.step(act)
+        vact = np.zeros((v.num_envs, 2))
+        vact[4:] = np.stack([act[a] for a in single.possible_agents])
+        vobs, vrew, *_ = v.step(vact)
+    assert np.array_equal(vobs[4:], np.stack([obs[a] for a in single.possible_agents]))
+    with pytest.raises(ValueError, match="already registered"):
+        from orca_env.behaviours import Behaviour, register_behaviour
+        register_behaviour(Behaviour(name="stroller", doc="again"))
