@@ -1,0 +1,249 @@
+"""The single env's public read-only state: what hooks, policies, renderers and tests read.
+
+A mixin of :class:`orca_env.environment.OrcaEnv`: every array is a read-only view of the step
+pipeline's one-world batch (or of the agent table before the first reset).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .codes import STATE_FEATURES, Population, StateField
+from .frames import frame_axes, world_to_frame
+from .pipeline import WorldBatch
+from .step import goal_velocities
+
+__all__ = ["EnvState", "heuristic_actions"]
+
+
+def heuristic_actions(batch: WorldBatch, live: np.ndarray, world_frame: bool) -> np.ndarray:
+    """Goal-directed actions (pure ORCA's preferred velocity) of the slots ``live``, float32."""
+    v = np.empty((live.size, 2))
+    goal_velocities(live, batch.positions, batch.targets, batch.pref_speeds, v)
+    axes = frame_axes(batch.targets[live] - batch.positions[live], world_frame)
+    return world_to_frame(v / batch.max_speeds[live, None], axes).astype(np.float32)
+
+
+class EnvState:
+    """Read-only accessors of :class:`~orca_env.environment.OrcaEnv` (see there)."""
+
+    # -- public read-only state (scenario hooks, policies, tests) ---------------------------
+    def _slot_array(self, name: str) -> np.ndarray:
+        if self._ep is None:
+            raise RuntimeError(f"{name} is defined after reset()")
+        return getattr(self._batch, name)
+
+    @property
+    def sim(self):
+        """This episode's core ``Simulator`` (None before ``reset``); its state is the env's."""
+        return None if self._ep is None else self._ep.sim
+
+    @property
+    def world(self):
+        """This episode's scenario ``World`` (obstacles, boundary, extent)."""
+        return None if self._ep is None else self._ep.world
+
+    @property
+    def radii(self) -> np.ndarray:
+        """``(n_slots,)`` float64 radius of every slot, metres (read-only)."""
+        return self._batch.radii if self._ep is not None else _readonly(self._wc.table.base_radius)
+
+    @property
+    def max_speeds(self) -> np.ndarray:
+        """``(n_slots,)`` float64 max speed of every slot, m/s; actions are in its units."""
+        return self._batch.max_speeds if self._ep is not None else \
+            _readonly(self._wc.table.base_max_speed)
+
+    @property
+    def populations(self) -> np.ndarray:
+        """``(n_slots,)`` int64 :class:`~orca_env.codes.Population` code of every slot."""
+        return _readonly(self._wc.table.population)
+
+    @property
+    def learned_slots(self) -> np.ndarray:
+        """``(L,)`` int64 slot of ``possible_agents[k]`` (``agent_k``)."""
+        return _readonly(self._wc.table.learned_slots)
+
+    @property
+    def live_slots(self) -> np.ndarray:
+        """``(len(agents),)`` int64 slot of each live agent, in the order of ``agents``."""
+        if self._ep is None:
+            raise RuntimeError("live_slots is defined after reset()")
+        return _readonly(self._batch.learned[self._batch.alive])
+
+    @property
+    def starts(self) -> np.ndarray:
+        """``(n_slots, 2)`` float64 start of every slot this episode, metres, world frame."""
+        return _readonly(self._slot_array("slots").starts)
+
+    @property
+    def goals(self) -> np.ndarray:
+        """``(n_slots, 2)`` float64 current goal of every slot, metres, world frame."""
+        return self._slot_array("goals")
+
+    @property
+    def targets(self) -> np.ndarray:
+        """``(n_slots, 2)`` float64 goal, or roadmap waypoint with guidance, of every slot.
+
+        The x axis of an agent's goal-aligned frame points there.
+        """
+        return self._slot_array("targets")
+
+    @property
+    def path_lengths(self) -> np.ndarray:
+        """``(n_slots,)`` float64 remaining distance to the goal (roadmap path with guidance)."""
+        return self._slot_array("path_lengths")
+
+    @property
+    def goal_tolerances(self) -> np.ndarray:
+        """``(n_slots,)`` float64 distance within which a slot has reached its goal, metres."""
+        return _readonly(self._slot_array("slots").goal_tol)
+
+    @property
+    def stall_counts(self) -> np.ndarray:
+        """``(n_slots,)`` int64 consecutive slow steps of every slot (the stall detector)."""
+        return _readonly(self._slot_array("slots").stall)
+
+    @property
+    def slot_statuses(self) -> np.ndarray:
+        """``(n_slots,)`` int8 :class:`~orca_env.codes.Status` code of every slot."""
+        return _readonly(self._slot_array("slots").slot_status)
+
+    @property
+    def pref_speeds(self) -> np.ndarray:
+        """``(n_slots,)`` float64 preferred speed of every slot this episode, m/s."""
+        return self._batch.pref_speeds if self._ep is not None else \
+            _readonly(self._wc.table.base_pref_speed)
+
+    @property
+    def noise_magnitudes(self) -> np.ndarray:
+        """``(n_slots,)`` float64 bound of RVO2's preferred-velocity noise per slot, m/s."""
+        return _readonly(self._wc.table.noise)
+
+    @property
+    def num_slots(self) -> int:
+        """Agents of the world (learned and crowd), this episode."""
+        return self._wc.n
+
+    @property
+    def last_step(self) -> int:
+        """The step on which the episode times out (``max_steps``, or CrowdNav's rule)."""
+        return self._wc.last_step
+
+    @property
+    def step_count(self) -> int:
+        """Steps since ``reset``."""
+        return int(self._batch.step_counts[0]) if self._ep is not None else 0
+
+    def set_goals(self, goals: Any, slots: Any = None) -> None:
+        """Give agents new goals mid-episode (also after moving them with ``sim.set_positions``).
+
+        Waypoints and remaining path lengths of every slot are recomputed from the current
+        positions; for the changed slots the progress term restarts from the new remaining
+        distance and the stall counter from zero.
+
+        Args:
+            goals: ``(k, 2)`` finite goals, metres, world frame.
+            slots: ``(k,)`` distinct slot ids in ``0 .. n_slots - 1`` (default: every slot).
+
+        Raises:
+            RuntimeError: Before ``reset``.
+            ValueError: On bad ``goals`` or ``slots`` (nothing is changed).
+        """
+        if self._ep is None:
+            raise RuntimeError("set_goals() called before reset()")
+        n = self._wc.n
+        ids = np.arange(n) if slots is None else np.asarray(slots)
+        if ids.ndim != 1 or ids.dtype.kind not in "iu" or np.unique(ids).size != ids.size \
+                or not np.all((ids >= 0) & (ids < n)):
+            raise ValueError(f"slots must be distinct integers in 0 .. {n - 1}, got {slots!r}")
+        try:
+            g = np.asarray(goals, dtype=np.float64)
+        except (TypeError, ValueError):
+            g = None
+        if g is None or g.shape != (ids.size, 2) or not np.isfinite(g).all():
+            raise ValueError(f"goals must be {ids.size} finite (x, y) pairs, got {goals!r}")
+        self._batch.set_goals(0, ids, g)
+
+    def state(self) -> np.ndarray:
+        """Global state of every slot, world frame, SI units.
+
+        Returns:
+            ``(n_slots * 10,)`` float32: per slot px, py, vx, vy, gx, gy, radius, max_speed,
+            active, learned.
+
+        Raises:
+            RuntimeError: Before ``reset``.
+        """
+        if self._ep is None:
+            raise RuntimeError("state() called before reset()")
+        b = self._batch
+        s = np.empty((self._wc.n, STATE_FEATURES), dtype=np.float32)
+        f = StateField
+        s[:, f.PX:f.PY + 1] = b.positions
+        s[:, f.VX:f.VY + 1] = b.velocities
+        s[:, f.GX:f.GY + 1] = b.goals
+        s[:, f.RADIUS] = b.radii
+        s[:, f.MAX_SPEED] = b.max_speeds
+        s[:, f.ACTIVE] = b.active
+        s[:, f.LEARNED] = b.populations == Population.LEARNED
+        return s.reshape(-1)
+
+    def heuristic_actions(self) -> dict:
+        """Pure-ORCA actions for the live agents.
+
+        Each action is the goal-directed preferred velocity (towards the waypoint with guidance)
+        at ``pref_speed``, in action units and frame; with ``action: residual`` it is zero (the
+        residual on that velocity). With the safety layer, stepping with these actions is
+        exactly an ORCA crowd agent without the noise.
+
+        Returns:
+            ``{agent: (2,) float32 action}`` for the live agents.
+
+        Raises:
+            RuntimeError: Before ``reset``.
+        """
+        if self._ep is None:
+            raise RuntimeError("heuristic_actions() called before reset()")
+        if self._wc.config.action == "residual":
+            return {a: np.zeros(2, dtype=np.float32) for a in self.agents}
+        a = heuristic_actions(self._batch, self.live_slots,
+                              self._wc.config.observation.frame == "world")
+        return dict(zip(self.agents, a, strict=True))
+
+    def render_data(self) -> dict:
+        """Arrays a renderer needs (the hook for ``orca_env/render.py``).
+
+        Returns:
+            A dict of positions, velocities, preferred velocities, radii, max speeds, goals,
+            targets, populations, statuses (index into ``STATUSES`` per slot), active flags,
+            obstacle polygons, boundary, extent, time and step; with ``debug_agent`` set, also
+            ``selected`` and its ``orca_lines`` (last step).
+
+        Raises:
+            RuntimeError: Before ``reset``.
+        """
+        if self._ep is None:
+            raise RuntimeError("render_data() called before reset()")
+        b, sim = self._batch, self.sim
+        data = {"positions": b.positions.copy(), "velocities": b.velocities.copy(),
+                "pref_velocities": sim.pref_velocities.copy(),
+                "radii": b.radii.copy(), "max_speeds": b.max_speeds.copy(),
+                "goals": b.goals.copy(), "targets": b.targets.copy(),
+                "populations": b.populations.copy(), "statuses": self.slot_statuses.copy(),
+                "active": b.active.copy(), "obstacles": list(self.world.obstacles),
+                "boundary": self.world.boundary, "extent": self.world.extent,
+                "time": sim.global_time, "step": self.step_count}
+        if self.debug_agent is not None:
+            data["selected"] = int(self.debug_agent)
+            data["orca_lines"] = sim.orca_lines(int(self.debug_agent))
+        return data
+
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    v = a.view()
+    v.flags.writeable = False
+    return v
