@@ -18,7 +18,13 @@ TREES = {os.path.join(ROOT, "orca_env"): "orca_env",
 ENV_LAYER = {"orca_env", "orca_env.configs", "orca_env.codes", "orca_env.frames", "orca_env.config",
              "orca_env.observations", "orca_env.step", "orca_env.collisions",
              "orca_env.rewards", "orca_env.guidance", "orca_env.environment",
-             "orca_env.vector", "orca_env.single", "orca_env.mixture"}
+             "orca_env.vector", "orca_env.single", "orca_env.mixture", "orca_env.agents",
+             "orca_env.episode", "orca_env.infos", "orca_env.pipeline", "orca_env.stages",
+             "orca_env.env_state",
+             "orca_env.behaviours", "orca_env.behaviours.base", "orca_env.behaviours.learned",
+             "orca_env.behaviours.orca", "orca_env.behaviours.non_reactive",
+             "orca_env.behaviours.linear", "orca_env.kinematics", "orca_env.kinematics.base",
+             "orca_env.kinematics.holonomic"}
 #: Third-party packages each layer may use (the standard library is always allowed).
 THIRD_PARTY = {1: {"numpy", "numba"}, 2: {"numpy"},
                3: {"numpy", "numba", "gymnasium", "pettingzoo", "yaml"}}
