@@ -66,8 +66,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import __version__
-from ..config import apply_policy_settings
+from ..config import apply_policy_settings, load_yaml
+from ..configs import resolve
+from ..environment import OrcaEnv
 from ..files import atomic_path, atomic_write_text
+from ..scenarios import SpawnError
 from .metrics import METRICS, format_ci, paired_difference, report_hash, report_json
 from .overrides import config_overrides
 from .plots import require_matplotlib
@@ -209,15 +212,11 @@ def _check_seeds(suite: Suite, where: str) -> None:
 
 
 def _suite_path(spec: str | os.PathLike) -> str:
-    from ..configs import resolve  # noqa: PLC0415
-
     return resolve(spec, kind="suite")
 
 
 def _entry_config_path(config: str, suite_dir: str) -> str:
     """A relative path next to the suite file, else a path or a shipped config's name."""
-    from ..configs import resolve  # noqa: PLC0415
-
     if not os.path.isabs(config):
         beside = os.path.join(suite_dir, config)
         if os.path.isfile(beside):
@@ -241,8 +240,6 @@ def load_suite(spec: str | os.PathLike = DEFAULT_SUITE) -> Suite:
             missing key, a value of the wrong type, a duplicate entry name, a config that does
             not exist, a bad override, or seeds that overlap or leave the evaluation seeds.
     """
-    from ..config import load_yaml  # noqa: PLC0415
-
     path = _suite_path(spec)
     where = f"suite {os.fspath(spec)!r}"
     data = load_yaml(path)
@@ -445,9 +442,6 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
         ValueError: Naming the entry or policy, on a bad policy, a duplicate policy label, an
             entry whose env cannot be built or reset, or an unusable ``out_dir``.
     """
-    from ..environment import OrcaEnv  # noqa: PLC0415
-    from ..scenarios import SpawnError  # noqa: PLC0415
-
     if not isinstance(suite, Suite):
         suite = load_suite(suite)
     pols = [p if isinstance(p, BenchPolicy) else BenchPolicy(str(p)) for p in policies]

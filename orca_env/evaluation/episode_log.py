@@ -43,6 +43,7 @@ import numpy as np
 
 from ..codes import Population, Status
 from ..files import atomic_path
+from ..render import Renderer, VideoWriter, require_imageio
 
 __all__ = ["snapshot", "EpisodeRecorder", "EpisodeLog", "load_log", "replay", "check_size",
            "LOG_FORMAT", "MIN_SIZE", "MAX_SIZE"]
@@ -408,8 +409,6 @@ def replay(log: EpisodeLog | str | os.PathLike, *, video: str | os.PathLike | No
     if fps is not None and not _positive_number(fps):
         raise ValueError(f"fps must be a finite number > 0, got {fps!r}")
     check_size("size", size)
-    from ..render import Renderer, VideoWriter, require_imageio  # noqa: PLC0415
-
     if not isinstance(log, EpisodeLog):
         log = EpisodeLog.load(log)
     if fps is None:

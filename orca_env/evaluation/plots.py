@@ -18,6 +18,7 @@ import numpy as np
 
 from ..codes import Population, Status
 from ..files import atomic_path
+from ..render import COLORS, LABELS, VIDEO_EXTRA, fit_view
 
 __all__ = ["plot_trajectories", "trajectory_figure", "require_matplotlib"]
 
@@ -37,8 +38,6 @@ def require_matplotlib() -> Any:
         import matplotlib  # noqa: PLC0415
         from matplotlib.figure import Figure  # noqa: F401, PLC0415
     except ImportError as exc:
-        from ..render import VIDEO_EXTRA  # noqa: PLC0415
-
         raise ImportError(f"trajectory plots need matplotlib, which is not installed ({exc}): "
                           f"{VIDEO_EXTRA}") from exc
     return matplotlib
@@ -76,8 +75,6 @@ def trajectory_figure(logs: Sequence[Any], titles: Sequence[str] = (),
     from matplotlib.figure import Figure  # noqa: PLC0415
     from matplotlib.lines import Line2D  # noqa: PLC0415
     from matplotlib.patches import Polygon  # noqa: PLC0415
-
-    from ..render import COLORS, LABELS, fit_view  # noqa: PLC0415
 
     def rgb(key: str) -> np.ndarray:
         return np.array(COLORS[key]) / 255

@@ -67,8 +67,10 @@ from .. import __version__
 from ..baselines import OrcaPolicy, RandomPolicy
 from ..codes import STATUSES, Population, Status
 from ..config import apply_policy_settings
+from ..environment import OrcaEnv
 from ..files import atomic_write_text
-from .episode_log import EpisodeRecorder, check_size, snapshot
+from ..render import require_imageio, require_pygame
+from .episode_log import EpisodeRecorder, check_size, replay, snapshot
 from .metrics import ALL_METRICS, METRICS, aggregate, report_json, write_csv
 from .plots import plot_trajectories, require_matplotlib
 
@@ -442,8 +444,6 @@ def check_extras(*, videos: bool = False, plots: bool = False) -> None:
         ImportError: Saying which extra to install (``pip install "orca-env[video]"``).
     """
     if videos:
-        from ..render import require_imageio, require_pygame  # noqa: PLC0415
-
         require_pygame()
         require_imageio()
     if plots:
@@ -508,8 +508,6 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
         ImportError: If videos or trajectories are asked for without the video extra
             (pygame-ce, imageio, matplotlib); before the first episode.
     """
-    from ..environment import OrcaEnv  # noqa: PLC0415
-
     for arg, value, least in (("videos", videos, 0), ("trajectories", trajectories, 0),
                               ("logs", logs, -1)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
@@ -569,8 +567,6 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
             if k < n_logs:
                 log.save(os.path.join(out_dir, "logs", f"episode_{seed}.npz"))
             if k < videos:
-                from .episode_log import replay  # noqa: PLC0415
-
                 replay(log, video=os.path.join(out_dir, "videos",
                                                f"episode_{seed}.{video_format}"),
                        fps=fps, size=video_size)
