@@ -12,7 +12,7 @@ and the ``--resume`` command, and exits with 130 (143). Run folders hold no pick
 normaliser is ``vecnormalize.npz``; a legacy ``vecnormalize.pkl`` is refused (convert a trusted
 one with ``orca_env.policies.sb3.convert_legacy_normalizer``).
 
-This script is a thin command over :func:`orca_env.training.main` (``orca-env train`` is the
+This script is a thin command over :func:`orca_env.training.cli.main` (``orca-env train`` is the
 same command).
 
 Examples::
@@ -24,7 +24,7 @@ Examples::
 
 import sys
 
-from orca_env.training import main
+from orca_env.training.cli import main
 
 if __name__ == "__main__":
     sys.exit(main())

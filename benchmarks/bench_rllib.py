@@ -25,7 +25,8 @@ import time
 def measure(cfg, runners, iters):
     from ray.rllib.execution.rollout_ops import synchronous_parallel_sample  # noqa: PLC0415
 
-    from orca_env.training.rllib import agent_steps_sampled, algorithm_config  # noqa: PLC0415
+    from orca_env.training.rllib.algorithm import algorithm_config  # noqa: PLC0415
+    from orca_env.training.rllib.trainer import agent_steps_sampled  # noqa: PLC0415
 
     cfg = dict(cfg, num_env_runners=runners)
     algo = algorithm_config(cfg).build_algo()

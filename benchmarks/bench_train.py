@@ -31,18 +31,18 @@ def build(kind, timesteps):
     from stable_baselines3 import PPO
     from stable_baselines3.common.vec_env import VecMonitor, VecNormalize
 
-    from orca_env.training import experiment
     from orca_env.training.config import (
         NORMALIZE_DEFAULTS,
         load_train_config,
         policy_kwargs_from_config,
     )
-    from orca_env.wrappers.sb3 import make_vec_env
+    from orca_env.training.sb3 import trainer
+    from orca_env.training.sb3.adapter import make_vec_env
 
     cfg = load_train_config(None)
     cfg["n_timesteps"] = timesteps
     if kind == "vector":
-        model, _, base = experiment._build(cfg, tempfile.mkdtemp(), None)
+        model, _, base = trainer._build(cfg, tempfile.mkdtemp(), None)
         return model, base
     torch.set_num_threads(cfg["torch_threads"])
     cfg["hyperparams"]["batch_size"] = 1024  # the first release's minibatches

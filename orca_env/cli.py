@@ -14,7 +14,7 @@ Examples::
     orca-env replay runs/eval_orca/logs/episode_10000.npz
     python -m orca_env replay runs/eval_orca/logs/episode_10000.npz --video ep.mp4
 
-    # Train (the options are those of orca_env.training; needs the train extras).
+    # Train (the options are those of orca_env.training.cli; needs the train extras).
     orca-env train --help
 
     # The standard benchmark suite (configs/suites/standard.yaml) for two policies, into
@@ -113,7 +113,7 @@ class Command:
 
 # -- train --------------------------------------------------------------------------------------
 def _train_arguments(p: argparse.ArgumentParser) -> None:
-    # Everything after "train" goes to orca_env.training.main, which has its own parser and help.
+    # Everything after "train" goes to orca_env.training.cli.main, with its own parser and help.
     p.add_argument("argv", nargs=argparse.REMAINDER, help="options of the training command")
 
 
@@ -121,9 +121,9 @@ def _train_run(args: argparse.Namespace) -> int:
     # Imported here: the training package pulls in stable-baselines3 and torch, which eval and
     # replay must not need.
     try:
-        from .training import main as train_main  # noqa: PLC0415
+        from .training.cli import main as train_main  # noqa: PLC0415
     except ImportError as exc:
-        raise CommandError(f"training is unavailable: cannot import orca_env.training.main "
+        raise CommandError(f"training is unavailable: cannot import orca_env.training.cli "
                            f"({exc}); install the train extras: pip install 'orca-env[train]'",
                            code=1) from exc
     return int(train_main(args.argv, prog=f"{args.prog} train") or 0)

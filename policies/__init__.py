@@ -8,10 +8,11 @@ action dict ``{agent: (2,) action}`` for exactly the live agents ``env.agents``,
 * :mod:`orca_env.policies.orca`: pure ORCA (goal-directed preferred velocity, seeded
   symmetry-breaking noise); with the safety layer this is exactly an ORCA crowd agent.
 * :mod:`orca_env.policies.random`: uniform random actions (seeded).
-* :mod:`orca_env.policies.sb3`: a trained stable-baselines3 model from a run folder or ``.zip``.
+* :mod:`orca_env.policies.sb3`: a trained stable-baselines3 model from a run folder or ``.zip``
+  (the SB3 backend's loader, :mod:`orca_env.training.sb3.loader`).
 * :mod:`orca_env.policies.rllib`: a policy trained with ``backend: rllib`` from its run folder
   (chosen by :func:`load_policy` and :func:`make_policy` when the folder holds
-  ``rllib_module.npz``).
+  ``rllib_module.npz``; the RLlib backend's loader, :mod:`orca_env.training.rllib.loader`).
 
 ``make_policy(name_or_path)`` builds one from a name (``orca``, ``random``, ``shipped``) or a
 path; ``load_policy(model_path, env)`` is the default loader of :mod:`orca_env.evaluation`
@@ -22,13 +23,23 @@ the env so that the model runs on any config.
 The shipped models live in ``trained/`` (package data).
 
 The sources sit in the repository's top-level ``policies/`` folder, installed as
-``orca_env.policies`` (see ``package-dir`` in ``pyproject.toml``).
+``orca_env.policies`` (see ``package-dir`` in ``pyproject.toml``). Importing this package is
+light: torch, stable-baselines3 and ray load when a trained model is.
 """
 
 from __future__ import annotations
 
 import os
 from typing import Any
+
+from orca_env.config import load_yaml, policy_settings
+from orca_env.training.run_folder import CONFIG_FILE, resolve_model
+
+from .orca import OrcaPolicy
+from .random import RandomPolicy
+from .rllib import is_rllib_run
+from .rllib import load as load_rllib
+from .sb3 import load as load_sb3
 
 __all__ = ["make_policy", "load_policy", "env_settings", "observation_settings", "TRAINED_DIR",
            "SHIPPED_MODEL"]
@@ -48,22 +59,12 @@ def make_policy(spec: str, **kwargs: Any):
             ``deterministic``).
     """
     if spec == "orca":
-        from .orca import OrcaPolicy  # noqa: PLC0415
-
         return OrcaPolicy(**kwargs)
     if spec == "random":
-        from .random import RandomPolicy  # noqa: PLC0415
-
         return RandomPolicy(**kwargs)
-    from .rllib import is_rllib_run  # noqa: PLC0415
-
     if spec != "shipped" and is_rllib_run(spec):
-        from .rllib import load as load_rllib  # noqa: PLC0415
-
         return load_rllib(spec, **kwargs)
-    from .sb3 import load  # noqa: PLC0415
-
-    return load(SHIPPED_MODEL if spec == "shipped" else spec, **kwargs)
+    return load_sb3(SHIPPED_MODEL if spec == "shipped" else spec, **kwargs)
 
 
 def load_policy(model_path: str, env: Any = None):
@@ -74,15 +75,9 @@ def load_policy(model_path: str, env: Any = None):
         env: The evaluation env; when given, the model is checked against it (observation shape:
             ``ValueError``; different ``observation`` or ``groups`` config: ``UserWarning``).
     """
-    from .rllib import is_rllib_run  # noqa: PLC0415
-
     if is_rllib_run(model_path):  # an RLlib run folder (or its rllib_module.npz)
-        from .rllib import load as load_rllib  # noqa: PLC0415
-
         return load_rllib(model_path, env=env)
-    from .sb3 import load  # noqa: PLC0415
-
-    return load(model_path, env=env)
+    return load_sb3(model_path, env=env)
 
 
 def env_settings(model_path: str | os.PathLike) -> dict | None:
@@ -103,11 +98,6 @@ def env_settings(model_path: str | os.PathLike) -> dict | None:
         FileNotFoundError: If there is no model at ``model_path``.
         ValueError: If the run's ``config.yaml`` is not a mapping or its env config is invalid.
     """
-    from orca_env.config import load_yaml, policy_settings  # noqa: PLC0415
-    from orca_env.training.run_folder import CONFIG_FILE, resolve_model  # noqa: PLC0415
-
-    from .rllib import is_rllib_run  # noqa: PLC0415
-
     path = os.fspath(model_path)
     if is_rllib_run(path):
         run_dir = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))

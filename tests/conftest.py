@@ -22,7 +22,7 @@ def train_tiny():
     pytest.importorskip("stable_baselines3")
     import yaml
 
-    from orca_env.training import main
+    from orca_env.training.cli import main
 
     def train(folder, env, *, n_envs=2, n_timesteps=256, checkpoint_freq=None, n_steps=32,
               batch_size=64, net_arch=(16,), evaluate=False, eval_episodes=2):

@@ -12,11 +12,16 @@ import yaml
 
 pytest.importorskip("stable_baselines3")
 
-from orca_env.training import experiment, main, run_experiment  # noqa: E402
-from orca_env.training.cli import EXIT_FAILURE, EXIT_OK  # noqa: E402
+from orca_env.training.cli import (  # noqa: E402
+    EXIT_FAILURE,
+    EXIT_OK,
+    main,  # noqa: E402
+)
 from orca_env.training.comparison import compare, without_safety_layer  # noqa: E402
 from orca_env.training.config import load_train_config  # noqa: E402
+from orca_env.training.experiment import run_experiment  # noqa: E402
 from orca_env.training.run_folder import run_name  # noqa: E402
+from orca_env.training.sb3 import trainer  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY_ENV = {"scenario": "circle_v0", "scenario_kwargs": {"circle_radius": 2.5}, "max_steps": 30,
@@ -137,7 +142,7 @@ def test_step_counts_may_be_written_as_floats(tmp_path):
 def test_bootstrap_reaches_the_training_env(tmp_path):
     assert load_train_config(str(tiny_config(tmp_path)))["bootstrap"] == "truncated"
     cfg = load_train_config(str(tiny_config(tmp_path, bootstrap="never")))
-    venv, base = experiment.make_training_env(cfg)
+    venv, base = trainer.make_training_env(cfg)
     assert base.bootstrap == "never"
     venv.close()
 
@@ -145,7 +150,7 @@ def test_bootstrap_reaches_the_training_env(tmp_path):
 def test_training_seeds_never_evaluation_seeds(tmp_path):
     cfg = load_train_config(str(tiny_config(tmp_path, seed=9_999)))
     with pytest.raises(ValueError, match="evaluation seeds"):
-        experiment.train(cfg, str(tmp_path / "r"), progress_bar=False)
+        trainer.train(cfg, str(tmp_path / "r"), progress_bar=False)
 
 
 def test_default_config_is_valid_and_fits_the_budget():
@@ -178,7 +183,7 @@ def test_normalize_mapping_merges_into_the_defaults(tmp_path):
     cfg = load_train_config(str(tiny_config(tmp_path, normalize={"clip_obs": 5.0})))
     # VecNormalize's own default norm_reward=True must not switch on.
     assert cfg["normalize"] == {"norm_obs": True, "norm_reward": False, "clip_obs": 5.0}
-    venv, _ = experiment.make_training_env(cfg)
+    venv, _ = trainer.make_training_env(cfg)
     assert venv.norm_obs is True and venv.norm_reward is False and venv.clip_obs == 5.0
     venv.close()
     cfg = load_train_config(str(tiny_config(tmp_path, normalize=True)))
@@ -219,7 +224,7 @@ def test_resume_reads_the_stored_name_and_needs_the_normaliser(tmp_path, monkeyp
     assert (tmp_path / "runs").is_dir() and os.path.dirname(run_dir) == str(tmp_path / "runs")
     assert open(os.path.join(run_dir, "name.txt")).read().strip() == "crowdnav_square_ppo"
     shipped = []
-    monkeypatch.setattr(experiment, "ship", lambda d, name: shipped.append(name))
+    monkeypatch.setattr(trainer, "ship", lambda d, name: shipped.append(name))
     assert main(["--resume", run_dir, "--n-timesteps", "320", "--no-eval", "--no-progress",
                  "--ship"]) == EXIT_OK
     assert shipped == ["crowdnav_square_ppo"]
@@ -249,7 +254,7 @@ def test_ship_replaces_the_destination(tmp_path):
     (dest / "model.zip").write_bytes(b"old model")
     (dest / "vecnormalize.pkl").write_bytes(b"old normaliser")  # would be loaded with the new
     (dest / "comparison.json").write_text("{}")
-    out = experiment.ship(str(run), "circle_ppo", trained_dir=str(dest.parent))
+    out = trainer.ship(str(run), "circle_ppo", trained_dir=str(dest.parent))
     assert out == str(dest)
     assert sorted(os.listdir(dest)) == ["comparison.txt", "config.yaml", "model.zip"]
     assert (dest / "model.zip").read_bytes() == b"new model"

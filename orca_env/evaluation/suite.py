@@ -69,6 +69,7 @@ from ..codes import STATUSES, Population, Status
 from ..config import apply_policy_settings
 from ..environment import OrcaEnv
 from ..files import atomic_write_text
+from ..policies import TRAINED_DIR
 from ..render import require_imageio, require_pygame
 from .episode_log import EpisodeRecorder, check_size, replay, snapshot
 from .metrics import ALL_METRICS, METRICS, aggregate, report_json, write_csv
@@ -140,8 +141,6 @@ def _import_object(path: str) -> Any:
 
 def shipped_policies() -> list[str]:
     """Names of the shipped trained policies (folders of ``orca_env.policies.trained``)."""
-    from orca_env.policies import TRAINED_DIR  # noqa: PLC0415
-
     return sorted(n for n in os.listdir(TRAINED_DIR)
                   if os.path.isfile(os.path.join(TRAINED_DIR, n, "config.yaml")))
 
@@ -152,8 +151,6 @@ def _model_path(spec: str) -> str | None:
     An existing path, else a shipped policy's name (``generalist``: found wherever the package
     is installed).
     """
-    from orca_env.policies import TRAINED_DIR  # noqa: PLC0415
-
     if os.path.isfile(spec) or os.path.isdir(spec):
         return spec
     return os.path.join(TRAINED_DIR, spec) if spec in shipped_policies() else None

@@ -14,21 +14,23 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from orca_env import evaluation
+from orca_env.baselines import OrcaPolicy
+from orca_env.config import load_config
+from orca_env.environment import OrcaEnv
+from orca_env.evaluation import episode_log, format_ci
 from orca_env.files import atomic_write_text
 
 from .run_folder import COMPARISON_JSON, COMPARISON_TXT, EVAL_DIR
+from .sb3.loader import load as load_sb3
 
 __all__ = ["without_safety_layer", "format_comparison", "compare"]
 
 
 def without_safety_layer(env_cfg: dict) -> dict:
     """The env config with ``safety_layer: false`` for every learned group (of every entry)."""
-    from orca_env import OrcaEnv  # noqa: PLC0415
-
     out = copy.deepcopy(env_cfg)
     if out.get("mixture") is not None:  # each entry's own groups
-        from orca_env.config import load_config  # noqa: PLC0415
-
         resolved = load_config(out).to_dict()
         for entry in resolved["mixture"]:
             entry["config"] = without_safety_layer(entry["config"])
@@ -47,8 +49,6 @@ def _row(report: dict) -> dict:
     Rates show their 95% interval's bounds (Wilson or clipped Student-t), the rest the Student-t
     half-width (``orca_env.evaluation.format_ci``); ``-`` when undefined.
     """
-    from orca_env.evaluation import format_ci  # noqa: PLC0415
-
     out = {}
     for key, a in report["aggregate"].items():
         if a["mean"] is None:
@@ -90,20 +90,14 @@ def compare(cfg: dict, run_dir: str, video: bool = True,
         run_dir: The run folder (the trained policy is loaded from it).
         video: Render a video of the first episode of the trained policy.
         load: ``load(run_dir) -> policy``, the backend's loader (default: the SB3 one,
-            :func:`orca_env.policies.sb3.load`).
+            :func:`orca_env.training.sb3.loader.load`).
 
     Returns:
         ``{label: evaluation report}`` of the three policies.
     """
-    from orca_env.baselines import OrcaPolicy  # noqa: PLC0415
-    from orca_env.evaluation import eval_seeds, evaluate  # noqa: PLC0415
-
-    if load is None:
-        from orca_env.policies.sb3 import load  # noqa: PLC0415  (imports SB3 and torch)
-
     out_dir = os.path.join(run_dir, EVAL_DIR)
-    seeds = eval_seeds(int(cfg["eval"]["n_episodes"]))
-    trained = load(run_dir)
+    seeds = evaluation.eval_seeds(int(cfg["eval"]["n_episodes"]))
+    trained = (load_sb3 if load is None else load)(run_dir)
     runs = [("trained+safety", "trained_safety", trained, cfg["env"]),
             ("pure ORCA", "orca", OrcaPolicy(), cfg["env"]),
             ("trained, no safety", "trained_no_safety", trained,
@@ -115,8 +109,8 @@ def compare(cfg: dict, run_dir: str, video: bool = True,
         # The video is drawn from the episode's log afterwards, so a missing video backend
         # costs the video only, never a second evaluation.
         logs = 1 if want_video and sub == "trained_safety" else 0
-        reports[label] = evaluate(env_cfg, pol, seeds=seeds, out_dir=os.path.join(out_dir, sub),
-                                  logs=logs)
+        reports[label] = evaluation.evaluate(env_cfg, pol, seeds=seeds,
+                                             out_dir=os.path.join(out_dir, sub), logs=logs)
         print(f"  evaluated {label!r} on {len(seeds)} seeds in {time.perf_counter() - t0:.1f} s")
         if logs:
             _video_from_log(os.path.join(out_dir, sub), seeds[0])
@@ -144,10 +138,8 @@ def _video_from_log(eval_dir: str, seed: int) -> str | None:
     Only a missing or failing video backend (pygame, imageio, ffmpeg: import, OS and pygame
     errors) is caught: the numbers stand without the video. Returns the path, or ``None``.
     """
-    from orca_env.evaluation.episode_log import replay  # noqa: PLC0415
-
     try:
-        return replay(os.path.join(eval_dir, "logs", f"episode_{seed}.npz"),
+        return episode_log.replay(os.path.join(eval_dir, "logs", f"episode_{seed}.npz"),
                       video=os.path.join(eval_dir, "videos", f"episode_{seed}.mp4"))
     except (ImportError, OSError, RuntimeError) as exc:  # pygame.error is a RuntimeError
         print(f"No video ({type(exc).__name__}: {exc}); the evaluation stands without it")

@@ -3,7 +3,7 @@
 A training config is YAML in rl-baselines3-zoo style; unknown keys are errors:
 
     backend:        sb3 (default: stable-baselines3) | rllib (Ray RLlib: the keys below as
-                    orca_env.training.rllib reads them, plus num_env_runners)
+                    orca_env.training.rllib.trainer reads them, plus num_env_runners)
     env:            env config (orca_env.config keys); ``config: <yaml>`` loads a base file
     algo:           ppo | sac
     n_envs:         env copies (VecEnv entries = n_envs * learned agents per copy)
@@ -17,7 +17,8 @@ A training config is YAML in rl-baselines3-zoo style; unknown keys are errors:
     bootstrap:      (sb3) which truncated agent episodes PPO/SAC bootstrap from the value of the
                     last observation: truncated (default: the time limit and a deadlock end),
                     time_limit (a deadlock end is terminal), never (use with observation.time:
-                    running out of time is then part of the task); see orca_env.wrappers.sb3
+                    running out of time is then part of the task); see
+                    orca_env.training.sb3.adapter
     stages:         (sb3) later phases of the run, a list of {from, learning_rate, weights}:
                     from that entry-step count on, a new learning rate and new weights of
                     env.mixture entries (by index or config name; the others keep theirs); see
@@ -29,6 +30,9 @@ A training config is YAML in rl-baselines3-zoo style; unknown keys are errors:
 A relative config path is looked up in the current folder first, then in the repository root
 (for an editable install, the folder above the ``orca_env`` package), so the default config
 ``configs/train/circle_ppo.yaml`` is found from anywhere in a checkout.
+
+Every key is checked here, the backends' own keys included (:func:`check_bootstrap`,
+:func:`check_rllib_config`), without importing a training library.
 """
 
 from __future__ import annotations
@@ -43,9 +47,9 @@ from orca_env.configs import resolve as resolve_shipped
 
 __all__ = ["TrainConfigError", "DEFAULT_CONFIG", "REPO_ROOT", "DEFAULTS", "EVAL_KEYS",
            "NORMALIZE_DEFAULTS", "NORMALIZE_KEYS", "ALGOS", "ACTIVATIONS", "BACKENDS",
-           "BACKEND_KEYS", "STAGE_KEYS", "resolve_config_path", "load_train_config",
-           "stage_schedule",
-           "normalizes_observations", "policy_kwargs_from_config"]
+           "BACKEND_KEYS", "STAGE_KEYS", "BOOTSTRAP_MODES", "resolve_config_path",
+           "load_train_config", "config_backend", "check_bootstrap", "check_rllib_config",
+           "stage_schedule", "normalizes_observations", "policy_kwargs_from_config"]
 
 #: The default training config (a dense symmetric circle crossing where pure ORCA jams).
 DEFAULT_CONFIG = os.path.join("configs", "train", "circle_ppo.yaml")
@@ -82,6 +86,9 @@ ALGOS = ("ppo", "sac")
 ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu", "gelu", "silu")
 #: Keys of one entry of ``stages``.
 STAGE_KEYS = ("from", "learning_rate", "weights")
+#: Which truncated agent episodes SB3 bootstraps from (:mod:`orca_env.training.sb3.adapter`):
+#: all, only those the time limit ended (a deadlock end is terminal), none.
+BOOTSTRAP_MODES = ("truncated", "time_limit", "never")
 
 
 class TrainConfigError(ValueError):
@@ -233,15 +240,51 @@ def _load_train_config(path: str | os.PathLike | None = None, **overrides: Any) 
         raise ValueError(f"training config key 'eval.video' must be true or false, "
                          f"got {ev['video']!r}")
     if backend == "sb3":
-        from orca_env.wrappers.sb3 import check_bootstrap  # noqa: PLC0415
-
         check_bootstrap(cfg["bootstrap"], "training config key 'bootstrap'")
         stage_schedule(cfg)
     if backend == "rllib":
-        from .rllib import check_config  # noqa: PLC0415  (no ray import)
-
-        check_config(cfg)
+        check_rllib_config(cfg)
     return cfg
+
+
+def config_backend(path: str | os.PathLike | None) -> str:
+    """The ``backend`` a training YAML names (``sb3`` when it names none or is not a mapping).
+
+    Args:
+        path: The YAML file, resolved as :func:`resolve_config_path` does (a config that cannot
+            be found or read is ``sb3``'s: its loader reports it).
+    """
+    try:
+        data = load_yaml(resolve_config_path(path or DEFAULT_CONFIG)) or {}
+    except (FileNotFoundError, ValueError):
+        return "sb3"
+    return str(data.get("backend", "sb3")) if isinstance(data, dict) else "sb3"
+
+
+def check_bootstrap(bootstrap: Any, name: str = "bootstrap") -> str:
+    """``bootstrap`` if it is one of :data:`BOOTSTRAP_MODES`, else a ValueError naming ``name``."""
+    if not isinstance(bootstrap, str) or bootstrap not in BOOTSTRAP_MODES:
+        raise ValueError(f"{name} must be one of {list(BOOTSTRAP_MODES)}, got {bootstrap!r}")
+    return bootstrap
+
+
+def check_rllib_config(cfg: dict) -> None:
+    """Validate the keys of a resolved config that matter to the RLlib backend.
+
+    Raises:
+        ValueError: Naming the key and its value.
+    """
+    n = cfg.get("num_env_runners")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"training config key 'num_env_runners' must be an integer >= 0, "
+                         f"got {n!r}")
+    if cfg["algo"] != "ppo":
+        raise ValueError(f"training config key 'algo' must be ppo with backend rllib, got "
+                         f"{cfg['algo']!r}")
+    if cfg["normalize"]:
+        raise ValueError(f"training config key 'normalize' must be false with backend rllib "
+                         f"(observation normalisation is not wired up for RLlib), got "
+                         f"{cfg['normalize']!r}")
 
 
 def normalizes_observations(config: dict) -> bool:

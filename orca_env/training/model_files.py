@@ -33,7 +33,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from orca_env.environment import parallel_env
 from orca_env.files import atomic_path
+
+from .config import policy_kwargs_from_config
 
 __all__ = ["NORMALIZER_FORMAT", "REPLAY_BUFFER_FORMAT", "LegacyPickleError", "MissingExtraError",
            "ModelFile", "require_train_extra", "read_model_zip", "normalizer_stats",
@@ -341,8 +344,6 @@ def load_replay_buffer(buffer: Any, path: str | os.PathLike) -> None:
 # -- building networks from the config ----------------------------------------------------------
 def env_spaces(env_config: Any) -> tuple[Any, Any]:
     """``(observation space, action space)`` of one learned agent of an env config."""
-    from orca_env.environment import parallel_env  # noqa: PLC0415
-
     env = parallel_env(env_config)
     agent = env.possible_agents[0]
     return env.observation_space(agent), env.action_space(agent)
@@ -386,8 +387,6 @@ def build_policy(config: dict, observation_space: Any, action_space: Any,
     Returns:
         The SB3 policy (``ActorCriticPolicy`` for PPO, ``SACPolicy`` for SAC), in eval mode.
     """
-    from .config import policy_kwargs_from_config  # noqa: PLC0415
-
     algo = str(config.get("algo", "ppo")).lower()
     cls = _algo_class(algo)
     kwargs = policy_kwargs_from_config(config.get("policy_kwargs") or {})

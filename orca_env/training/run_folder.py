@@ -29,9 +29,10 @@ A model's normaliser and replay buffer are its siblings: ``vecnormalize.npz`` an
 ``<prefix>_replay_buffer_<n>_steps.npz`` beside a checkpoint ``<prefix>_<n>_steps.zip``
 (:func:`model_siblings`). Nothing of a run folder is a pickle: runs written before that have
 ``.pkl`` siblings, which loaders refuse (:mod:`orca_env.training.model_files`). Every file is
-written to a temporary name and renamed (:mod:`orca_env.files`). Training
-(:mod:`orca_env.training.experiment`) and the loader of trained models
-(:mod:`orca_env.policies.sb3`) both go through this module.
+written to a temporary name and renamed (:mod:`orca_env.files`). The trainers
+(:mod:`orca_env.training.sb3.trainer`, :mod:`orca_env.training.rllib.trainer`) and the loaders
+of trained models (:mod:`orca_env.training.sb3.loader`, :mod:`orca_env.training.rllib.loader`)
+all go through this module.
 """
 
 from __future__ import annotations

@@ -1,7 +1,10 @@
-"""Adapters from the PettingZoo env to training libraries.
+"""Adapters from the PettingZoo env to training libraries, under their old names.
 
-``SB3VecEnv`` (stable-baselines3) and ``OrcaRLlibEnv`` (Ray RLlib) are imported lazily so that
-``import orca_env.wrappers`` imports neither stable-baselines3, torch nor ray.
+The adapters live with their training backends: :mod:`orca_env.training.sb3.adapter`
+(``SB3VecEnv``, ``make_vec_env``: stable-baselines3) and :mod:`orca_env.training.rllib.adapter`
+(``OrcaRLlibEnv``: Ray RLlib); :mod:`orca_env.wrappers.sb3` and :mod:`orca_env.wrappers.rllib`
+re-export them. They are imported lazily so that ``import orca_env.wrappers`` imports neither
+stable-baselines3, torch nor ray.
 """
 
 from __future__ import annotations

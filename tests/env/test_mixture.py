@@ -249,7 +249,7 @@ def test_every_entry_needs_the_universal_layout_and_the_same_agents():
 
 def test_the_sb3_adapter_runs_mixtures_on_the_vector_env_as_on_copies():
     pytest.importorskip("stable_baselines3")
-    from orca_env.wrappers.sb3 import make_vec_env
+    from orca_env.training.sb3.adapter import make_vec_env
 
     runs = []
     for backend in ("vector", "copies"):

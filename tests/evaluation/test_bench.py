@@ -9,10 +9,10 @@ import sys
 
 import pytest
 import yaml
-from orca_env.configs import names, resolve
 
 import orca_env.evaluation.suite as suite_module
 from orca_env.cli import main
+from orca_env.configs import names, resolve
 from orca_env.evaluation import evaluate
 from orca_env.evaluation.bench import (
     HEADLINE,
@@ -312,7 +312,7 @@ def test_a_trained_policy_with_and_without_the_safety_layer(tmp_path, capsys):
 def metric_model(tmp_path_factory):
     """A policy trained (for one rollout) on circle_dense's own metric layout: 6 agents and no
     obstacle segments, so it can act in circle_dense but not in the doorway."""
-    from orca_env.training import run_experiment
+    from orca_env.training.experiment import run_experiment
     folder = tmp_path_factory.mktemp("metric")
     cfg = {"env": {"config": "configs/circle_dense.yaml"}, "n_envs": 1, "n_timesteps": 256,
            "seed": 0, "hyperparams": {"n_steps": 16, "batch_size": 64, "n_epochs": 1},

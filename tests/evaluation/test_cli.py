@@ -67,9 +67,9 @@ def test_importing_the_cli_is_light():
 
 def test_train_forwards_its_arguments_untouched(monkeypatch):
     calls = []
-    fake = types.ModuleType("orca_env.training")
+    fake = types.ModuleType("orca_env.training.cli")
     fake.main = lambda argv, prog: calls.append((argv, prog)) or 3
-    monkeypatch.setitem(sys.modules, "orca_env.training", fake)
+    monkeypatch.setitem(sys.modules, "orca_env.training.cli", fake)
     assert main(["train", "--help", "--seed", "3"]) == 3
     assert main(["train"], prog="python -m orca_env") == 3
     assert calls == [(["--help", "--seed", "3"], "orca-env train"),
@@ -77,7 +77,7 @@ def test_train_forwards_its_arguments_untouched(monkeypatch):
 
 
 def test_train_without_the_training_package_fails_with_a_message(monkeypatch, capsys):
-    monkeypatch.setitem(sys.modules, "orca_env.training", None)  # import raises ImportError
+    monkeypatch.setitem(sys.modules, "orca_env.training.cli", None)  # import raises ImportError
     with pytest.raises(SystemExit) as exc:
         main(["train", "--n-timesteps", "10"])
     assert exc.value.code == 1

@@ -13,10 +13,9 @@ import pytest
 
 pytest.importorskip("stable_baselines3")
 
+import orca_env  # noqa: E402
 from orca_env.policies import SHIPPED_MODEL  # noqa: E402
 from orca_env.policies.sb3 import convert_legacy_normalizer, load  # noqa: E402
-
-import orca_env  # noqa: E402
 from orca_env.training.model_files import (  # noqa: E402
     LegacyPickleError,
     load_normalizer,
@@ -119,7 +118,7 @@ def test_loader_refuses_a_legacy_pickled_normaliser(run, tmp_path, where):
 def test_convert_legacy_normalizer_round_trips_a_trusted_file(run, tmp_path):
     from stable_baselines3.common.vec_env import VecNormalize
 
-    from orca_env.wrappers import make_vec_env
+    from orca_env.training.sb3.adapter import make_vec_env
 
     venv = VecNormalize(make_vec_env(ENV, 1), norm_reward=False, clip_obs=7.0)
     venv.reset()

@@ -1,4 +1,5 @@
-"""The RLlib adapter (orca_env.wrappers.rllib): RLlib's env checks, episode ends, seeding."""
+"""The RLlib adapter (orca_env.training.rllib.adapter): RLlib's env checks, episode ends,
+seeding."""
 
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from ray.rllib.env.multi_agent_episode import MultiAgentEpisode  # noqa: E402
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments  # noqa: E402
 
 import orca_env  # noqa: E402
-from orca_env.wrappers.rllib import (  # noqa: E402
+from orca_env.training.rllib.adapter import (  # noqa: E402
     SHARED_MODULE_ID,
     OrcaRLlibEnv,
     copy_index,

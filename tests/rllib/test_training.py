@@ -14,13 +14,13 @@ import yaml
 pytest.importorskip("ray.rllib")
 
 import ray  # noqa: E402
-from orca_env.policies import load_policy  # noqa: E402
-from orca_env.policies.rllib import RLlibPolicy, is_rllib_run  # noqa: E402
 
 from orca_env import cli  # noqa: E402
-from orca_env.training import main  # noqa: E402
-from orca_env.training import rllib as backend  # noqa: E402
+from orca_env.policies import load_policy  # noqa: E402
+from orca_env.policies.rllib import RLlibPolicy, is_rllib_run  # noqa: E402
+from orca_env.training.cli import main  # noqa: E402
 from orca_env.training.config import load_train_config  # noqa: E402
+from orca_env.training.rllib import trainer as backend  # noqa: E402
 
 TINY_ENV = {"scenario": "circle_v0", "scenario_kwargs": {"circle_radius": 2.5}, "max_steps": 30,
             "groups": [{"population": "learned", "count": 4, "on_goal": "stop", "radius": 0.3,

@@ -10,8 +10,7 @@ from tiny_training import tiny_config
 def trained(tmp_path_factory):
     """The tiny config trained once (512 steps, checkpoints every 128): read it, never change it."""
     pytest.importorskip("stable_baselines3")
-    from orca_env.training import main
-    from orca_env.training.cli import EXIT_OK
+    from orca_env.training.cli import EXIT_OK, main
 
     d = tmp_path_factory.mktemp("trained")
     assert main(["--config", str(tiny_config(d)), "--run-dir", str(d / "run"), "--no-eval",

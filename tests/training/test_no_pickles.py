@@ -11,8 +11,8 @@ from tiny_training import tiny_config
 
 pytest.importorskip("stable_baselines3")
 
-from orca_env.training import main, run_experiment  # noqa: E402
-from orca_env.training.cli import EXIT_FAILURE, EXIT_OK  # noqa: E402
+from orca_env.training.cli import EXIT_FAILURE, EXIT_OK, main  # noqa: E402
+from orca_env.training.experiment import run_experiment  # noqa: E402
 
 
 class Marker:

@@ -15,9 +15,8 @@ from tiny_training import TINY_ENV, tiny_config
 
 pytest.importorskip("stable_baselines3")
 
-from orca_env.training import main, run_experiment  # noqa: E402
-from orca_env.training.cli import EXIT_FAILURE  # noqa: E402
-from orca_env.training.experiment import ship  # noqa: E402
+from orca_env.training.cli import EXIT_FAILURE, main  # noqa: E402
+from orca_env.training.experiment import run_experiment, ship  # noqa: E402
 from orca_env.training.run_folder import check_ship_name  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

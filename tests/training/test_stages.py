@@ -10,9 +10,10 @@ import yaml
 
 pytest.importorskip("stable_baselines3")
 
-from orca_env.training import experiment, run_experiment  # noqa: E402
 from orca_env.training.config import load_train_config, stage_schedule  # noqa: E402
+from orca_env.training.experiment import run_experiment  # noqa: E402
 from orca_env.training.model_files import read_model_zip  # noqa: E402
+from orca_env.training.sb3 import trainer  # noqa: E402
 
 ENTRY = {"scenario": "circle_v0", "scenario_kwargs": {"circle_radius": 2.5}, "max_steps": 30,
          "groups": [{"population": "learned", "count": 4, "on_goal": "stop", "radius": 0.3,
@@ -101,10 +102,10 @@ def test_a_stage_changes_the_run_from_its_step_on_and_not_before(tmp_path, capsy
     # third rollout (at 512), after the checkpoints at 256 and 512.
     stages = [{"from": 400, "learning_rate": 1e-5, "weights": {"circle_dense": 50}}]
     cfg = load_train_config(config(tmp_path, stages=stages))
-    built = experiment._build(cfg, str(tmp_path / "staged"), None)
+    built = trainer._build(cfg, str(tmp_path / "staged"), None)
     model, _, base = built
     os.makedirs(tmp_path / "staged")
-    experiment.train(cfg, str(tmp_path / "staged"), progress_bar=False, built=built)
+    trainer.train(cfg, str(tmp_path / "staged"), progress_bar=False, built=built)
     assert "Stage 1 of 1 (from 400 entry-steps) at 512: learning rate 1e-05; weights " \
            "circle_dense 1 -> 50" in capsys.readouterr().out
     assert model.lr_schedule(1.0) == 1e-5
@@ -143,8 +144,7 @@ def test_a_stage_beyond_the_budget_warns(tmp_path):
 
 
 def test_train_py_rejects_a_bad_config_in_one_line(tmp_path, capsys):
-    from orca_env.training import main
-    from orca_env.training.cli import EXIT_USAGE
+    from orca_env.training.cli import EXIT_USAGE, main
 
     run = tmp_path / "r"
     assert main(["--config", config(tmp_path, stages=[{"from": 0, "learning_rate": 1e-4}]),

@@ -19,11 +19,12 @@ from stable_baselines3.common.vec_env import (  # noqa: E402
 )
 
 from orca_env.codes import STATUSES  # noqa: E402
-from orca_env.wrappers import SB3VecEnv, make_vec_env  # noqa: E402
-from orca_env.wrappers.sb3 import (  # noqa: E402
+from orca_env.training.sb3.adapter import (  # noqa: E402
     MaskedRolloutBuffer,
     MaskedVecNormalize,
+    SB3VecEnv,
     attach_masks,
+    make_vec_env,
 )
 
 # A small symmetric crossing: 6 learned agents on a circle, some finish early.
@@ -346,7 +347,7 @@ def test_masked_rollout_buffer_trains_on_valid_rows_only():
 def test_masked_replay_buffer_samples_valid_transitions_only():
     from stable_baselines3 import SAC
 
-    from orca_env.wrappers.sb3 import MaskedReplayBuffer
+    from orca_env.training.sb3.adapter import MaskedReplayBuffer
 
     base = make_vec_env(CROWDNAV, n_envs=2)
     model = SAC("MlpPolicy", base, buffer_size=2000, learning_starts=10_000, seed=0,

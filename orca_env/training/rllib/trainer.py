@@ -10,7 +10,7 @@ A training config with ``backend: rllib`` runs here instead of stable-baselines3
     n_envs:          env copies per env runner (RLlib's ``num_envs_per_env_runner``)
     n_timesteps:     budget in agent-steps (samples of live agents; RLlib counts steps by agent)
     seed:            the one seed of the run: RLlib's (torch, numpy) and the env copies' (copy e
-                     starts with seed + e, see :mod:`orca_env.wrappers.rllib`). With
+                     starts with seed + e, see :mod:`orca_env.training.rllib.adapter`). With
                      num_env_runners 0 two runs train identical weights; with env runners they
                      do not (measured; RLlib 2.60 syncs weights to the runners fire-and-forget,
                      the likely cause), although every copy's episodes start from its seed
@@ -32,12 +32,11 @@ Run folder (names in :mod:`orca_env.training.run_folder`): the usual ``config.ya
 ``name.txt``, ``command.txt``, ``git.txt``, ``train_stats.json`` and ``eval/``, plus
 ``rllib_checkpoint/`` (RLlib's ``Algorithm.save_to_path``: for RLlib's own tools; it holds
 pickles and orca-env never loads it) and ``rllib_module.npz`` (the shared module's weights as
-plain arrays, what :mod:`orca_env.policies.rllib` loads without unpickling anything).
+plain arrays, what :mod:`orca_env.training.rllib.loader` loads without unpickling anything).
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import time
@@ -45,10 +44,12 @@ from typing import Any
 
 import numpy as np
 
+from orca_env.evaluation import is_eval_seed
 from orca_env.files import atomic_write_text
 
-from .config import DEFAULT_CONFIG
-from .run_folder import (
+from ..comparison import compare as compare_policies
+from ..config import DEFAULT_CONFIG, check_rllib_config, load_train_config
+from ..run_folder import (
     CONFIG_FILE,
     RLLIB_CHECKPOINT_DIR,
     RLLIB_WEIGHTS_FILE,
@@ -57,130 +58,15 @@ from .run_folder import (
     run_name,
     write_run_info,
 )
+from .algorithm import algorithm_config, require_ray
+from .loader import load
 
-__all__ = ["RLLIB_DEFAULTS", "RLLIB_EXTRA", "config_backend", "check_config",
-           "algorithm_config", "module_spec", "save_module_weights", "agent_steps_sampled", "train",
-           "compare", "run_experiment"]
-
-#: The keys only an RLlib config has, and their defaults.
-RLLIB_DEFAULTS: dict[str, Any] = {"num_env_runners": 0}
-#: What to install for this backend.
-RLLIB_EXTRA = "pip install 'orca-env[rllib]'"
-
-
-def config_backend(path: str | os.PathLike | None) -> str:
-    """The ``backend`` a training YAML names (``sb3`` when it names none or is not a mapping).
-
-    Args:
-        path: The YAML file, resolved as :func:`~orca_env.training.config.resolve_config_path`
-            does (a config that cannot be found or read is ``sb3``'s: its loader reports it).
-    """
-    from orca_env.config import load_yaml  # noqa: PLC0415
-
-    from .config import resolve_config_path  # noqa: PLC0415
-
-    try:
-        data = load_yaml(resolve_config_path(path or DEFAULT_CONFIG)) or {}
-    except (FileNotFoundError, ValueError):
-        return "sb3"
-    return str(data.get("backend", "sb3")) if isinstance(data, dict) else "sb3"
-
-
-def check_config(cfg: dict) -> None:
-    """Validate the keys of a resolved config that matter to the RLlib backend.
-
-    Raises:
-        ValueError: Naming the key and its value.
-    """
-    n = cfg.get("num_env_runners")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"training config key 'num_env_runners' must be an integer >= 0, "
-                         f"got {n!r}")
-    if cfg["algo"] != "ppo":
-        raise ValueError(f"training config key 'algo' must be ppo with backend rllib, got "
-                         f"{cfg['algo']!r}")
-    if cfg["normalize"]:
-        raise ValueError(f"training config key 'normalize' must be false with backend rllib "
-                         f"(observation normalisation is not wired up for RLlib), got "
-                         f"{cfg['normalize']!r}")
-
-
-def _require_ray(what: str) -> None:
-    from .model_files import MissingExtraError  # noqa: PLC0415
-
-    try:
-        import ray  # noqa: F401, PLC0415
-        import ray.rllib  # noqa: F401, PLC0415
-        import torch  # noqa: F401, PLC0415
-    except ImportError as exc:
-        raise MissingExtraError(f"{what} needs ray[rllib] and torch ({exc}); install the rllib "
-                                f"extra: {RLLIB_EXTRA}") from exc
-
-
-def algorithm_config(cfg: dict):
-    """The ``PPOConfig`` of a resolved config (no Ray session needed to build it).
-
-    Raises:
-        ValueError: If RLlib rejects ``hyperparams`` or ``policy_kwargs`` (the message names
-            them).
-    """
-    from ray.rllib.algorithms.ppo import PPOConfig  # noqa: PLC0415
-    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig  # noqa: PLC0415
-
-    from orca_env.wrappers.rllib import (  # noqa: PLC0415
-        SHARED_MODULE_ID,
-        OrcaRLlibEnv,
-        limit_torch_threads,
-        shared_policy_mapping,
-    )
-
-    try:
-        model = DefaultModelConfig(**cfg["policy_kwargs"])
-    except TypeError as exc:
-        raise ValueError(f"training config key 'policy_kwargs' {cfg['policy_kwargs']!r}: not "
-                         f"RLlib DefaultModelConfig fields ({exc})") from exc
-    threads = cfg["torch_threads"]
-    config = (
-        PPOConfig()
-        .environment(OrcaRLlibEnv, env_config={"env": cfg["env"], "seed": cfg["seed"],
-                                               "envs_per_runner": cfg["n_envs"],
-                                               "infos": "compact"})
-        .env_runners(num_env_runners=cfg["num_env_runners"],
-                     num_envs_per_env_runner=cfg["n_envs"], num_cpus_per_env_runner=1,
-                     rollout_fragment_length="auto")
-        .multi_agent(policies={SHARED_MODULE_ID}, policy_mapping_fn=shared_policy_mapping,
-                     count_steps_by="agent_steps")
-        .rl_module(model_config=model)
-        .learners(num_learners=0)
-        .debugging(seed=cfg["seed"], log_level="WARN")
-        .reporting(log_gradients=False)
-        .callbacks(on_environment_created=functools.partial(limit_torch_threads, threads))
-    )
-    try:
-        config.training(**cfg["hyperparams"])
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"training config key 'hyperparams' {cfg['hyperparams']!r}: "
-                         f"PPOConfig.training rejects it ({exc})") from exc
-    return config
-
-
-def module_spec(cfg: dict, inference_only: bool = True):
-    """The ``RLModuleSpec`` of the shared module a config trains (spaces from its env config)."""
-    from ray.rllib.core.rl_module.rl_module import RLModuleSpec  # noqa: PLC0415
-
-    from .model_files import env_spaces  # noqa: PLC0415
-
-    config = algorithm_config(cfg)
-    obs_space, act_space = env_spaces(cfg["env"])
-    default = config.get_default_rl_module_spec()
-    return RLModuleSpec(module_class=default.module_class, observation_space=obs_space,
-                        action_space=act_space, model_config=config.model_config,
-                        inference_only=inference_only)
+__all__ = ["save_module_weights", "agent_steps_sampled", "train", "compare", "run_experiment"]
 
 
 def save_module_weights(algo: Any, path: str) -> None:
     """Write the learner's shared-module weights to an NPZ of plain arrays (atomically)."""
-    from orca_env.wrappers.rllib import SHARED_MODULE_ID  # noqa: PLC0415
+    from .adapter import SHARED_MODULE_ID  # noqa: PLC0415  (imports ray)
 
     weights = algo.learner_group.get_weights(module_ids=[SHARED_MODULE_ID])[SHARED_MODULE_ID]
     arrays = {k: np.asarray(v.detach().cpu().numpy() if hasattr(v, "detach") else v)
@@ -214,7 +100,7 @@ def train(cfg: dict, run_dir: str, progress_bar: bool = True) -> dict:
     if started:
         # RAY_ADDRESS, when set, names the cluster; otherwise a local Ray starts.
         ray.init(include_dashboard=False, log_to_driver=False)
-    from orca_env.wrappers.rllib import limit_torch_threads  # noqa: PLC0415
+    from .adapter import limit_torch_threads  # noqa: PLC0415  (imports ray)
 
     limit_torch_threads(cfg["torch_threads"])
     algo = algorithm_config(cfg).build_algo()
@@ -261,12 +147,8 @@ def compare(cfg: dict, run_dir: str, video: bool = True) -> dict:
     """The three-way comparison of :func:`orca_env.training.comparison.compare` for an RLlib run.
 
     The same policies, seeds, files and table; the trained policy is loaded with
-    :func:`orca_env.policies.rllib.load`.
+    :func:`orca_env.training.rllib.loader.load`.
     """
-    from orca_env.policies.rllib import load  # noqa: PLC0415
-
-    from .comparison import compare as compare_policies  # noqa: PLC0415
-
     return compare_policies(cfg, run_dir, video=video, load=load)
 
 
@@ -276,7 +158,7 @@ def run_experiment(config: str | os.PathLike | None = None, *, run_dir: str | No
                    seed: int | None = None, eval_episodes: int | None = None,
                    evaluate: bool = True, video: bool = True, progress_bar: bool = True,
                    ship_result: bool = False, num_env_runners: int | None = None) -> dict:
-    """Train and evaluate one RLlib run (:func:`orca_env.training.run_experiment`'s arguments).
+    """Train and evaluate one RLlib run (as :func:`orca_env.training.experiment.run_experiment`).
 
     Everything that can reject the run (the config, RLlib's view of its hyperparameters, the
     seeds) is checked before the run folder is created.
@@ -290,23 +172,19 @@ def run_experiment(config: str | os.PathLike | None = None, *, run_dir: str | No
         ValueError: On a config or seed training refuses, or on ``resume`` / ``ship_result``
             (not supported by this backend yet).
     """
-    from orca_env.evaluation import is_eval_seed  # noqa: PLC0415
-
-    from .config import load_train_config  # noqa: PLC0415
-
     if resume:
         raise ValueError(f"--resume {resume!r}: resuming is not supported for backend rllib yet "
                          f"(its RLlib checkpoint is in {RLLIB_CHECKPOINT_DIR}/)")
     if ship_result:
         raise ValueError("--ship: shipping is not supported for backend rllib yet")
-    _require_ray("training with backend rllib")
+    require_ray("training with backend rllib")
     cfg_path = config or DEFAULT_CONFIG
     cfg = load_train_config(cfg_path, n_timesteps=n_timesteps, n_envs=n_envs, seed=seed,
                             num_env_runners=num_env_runners)
     if cfg.get("backend") != "rllib":
         raise ValueError(f"training config {os.fspath(cfg_path)!r} has backend "
                          f"{cfg.get('backend')!r}, not 'rllib'")
-    check_config(cfg)
+    check_rllib_config(cfg)
     if eval_episodes is not None:
         cfg["eval"]["n_episodes"] = eval_episodes
     copies = max(cfg["num_env_runners"], 1) * cfg["n_envs"]
