@@ -130,6 +130,8 @@ class WorldBatch:
         self._settings = Settings(*(np.zeros(B, dtype=t) for _, t in _SETTINGS),
                                   weights=np.zeros((B, len(TERMS))))
         self.offsets = np.zeros(B + 1, dtype=np.int64)
+        self._obst = None
+        self._world_has_obstacles = np.zeros(B, dtype=bool)
         self._sizes = np.zeros(B, dtype=np.int64)
         self._alloc(self._sizes)
         self.extra_obs = np.zeros((B * L, self._spec.n_extra))
@@ -233,7 +235,10 @@ class WorldBatch:
             self.update_targets([b])
             sl.d0[s] = np.maximum(sl.path_len[s], 1e-9)
             sl.d_prev[s] = sl.path_len[s]
-        self._obst = _concat_obstacles([ep.sim for ep in self.episodes])
+        if self._obst is None or self._world_has_obstacles[list(worlds)].any() or \
+                any(ep.sim.num_obstacle_vertices for ep in episodes):
+            self._obst = _concat_obstacles([ep.sim for ep in self.episodes])
+            self._world_has_obstacles = np.diff(self._obst.off) > 0
         self._spec = self._spec._replace(max_nbr=int(sl.max_neighbors.max(initial=0)))
 
     # -- guidance and goals (Python) -----------------------------------------------------

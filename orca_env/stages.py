@@ -64,21 +64,21 @@ Obstacles = namedtuple("Obstacles", ("points", "next_ids", "prev_ids", "unit_dir
                                      "seg_order", "seg_boxes", "off", "box_off"))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _world_obstacles(o, b):
     o0, o1 = o.off[b], o.off[b + 1]
     return (o.points[o0:o1], o.next_ids[o0:o1], o.prev_ids[o0:o1], o.unit_dirs[o0:o1],
             o.convex[o0:o1], o.seg_order[o0:o1], o.seg_boxes[o.box_off[b]:o.box_off[b + 1]])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _nodes(w, node_off, b):
     t0, t1 = node_off[b], node_off[b + 1]
     return (w.nodes_begin[t0:t1], w.nodes_end[t0:t1], w.nodes_left[t0:t1], w.nodes_right[t0:t1],
             w.nodes_box[t0:t1])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _live(alive, learned, b, L):
     """World-local slots and rows of world ``b``'s live learned agents, in agent order."""
     nl = 0
@@ -97,7 +97,7 @@ def _live(alive, learned, b, L):
     return live, rows
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _world_phase_a(b, off, node_off, L, sl, st, spec, obst, w, rows_b, step_count, clock):
     """Actions -> preferred velocities -> ORCA -> motion -> collisions -> goals and stalls."""
     a0, a1 = off[b], off[b + 1]
@@ -108,7 +108,8 @@ def _world_phase_a(b, off, node_off, L, sl, st, spec, obst, w, rows_b, step_coun
     radius, targets = sl.radius[a0:a1], sl.targets[a0:a1]
     act = np.empty((nl, rows_b.act.shape[1]))
     for q in range(nl):
-        act[q] = rows_b.act[rows[q]]
+        for c in range(act.shape[1]):
+            act[q, c] = rows_b.act[rows[q], c]
 
     # Actions -> preferred velocities (behaviours and kinematics).
     pos0 = pos.copy()
@@ -172,7 +173,7 @@ def _world_phase_a(b, off, node_off, L, sl, st, spec, obst, w, rows_b, step_coun
         w.reached[r] = at_goal[live[q]] and not w.crash[r] and not timeout_wins
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _world_proximity(b, off, node_off, live, sl, st, spec, obst, w):
     """Nearest agents and segments of the live agents: one query, for observations and rewards.
 
@@ -198,7 +199,8 @@ def _world_proximity(b, off, node_off, live, sl, st, spec, obst, w):
         mq = max(mm, 1)
         pts = np.empty((nl, 2))
         for q in range(nl):
-            pts[q] = pos[live[q]]
+            pts[q, 0] = pos[live[q], 0]
+            pts[q, 1] = pos[live[q], 1]
         seg_q = np.full((nl, mq), -1, dtype=np.int64)
         dsq_q = np.full((nl, mq), np.inf)
         closest_q = np.full((nl, mq, 2), np.nan)
@@ -214,7 +216,7 @@ def _world_proximity(b, off, node_off, live, sl, st, spec, obst, w):
     return np.ascontiguousarray(nbr[:, :kk]), seg, closest, sep_a, sep
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _world_observe(b, off, live, rows, sl, st, spec, obst, prox, step_count, extra_obs,
                    obs_out):
     """Observations of the live agents into their rows of ``obs_out``."""
@@ -225,8 +227,10 @@ def _world_observe(b, off, live, rows, sl, st, spec, obst, prox, step_count, ext
     targets = np.empty((nl, 2))
     path_rem = np.empty(nl)
     for q in range(nl):
-        targets[q] = sl.targets[a0 + live[q]]
-        path_rem[q] = sl.path_len[a0 + live[q]]
+        i = a0 + live[q]
+        targets[q, 0] = sl.targets[i, 0]
+        targets[q, 1] = sl.targets[i, 1]
+        path_rem[q] = sl.path_len[i]
     obs = np.empty((nl, low.shape[0]), dtype=np.float32)
     pos, vel, radius, max_speed = sl.pos[a0:a1], sl.vel[a0:a1], sl.radius[a0:a1], \
         sl.max_speed[a0:a1]
@@ -249,10 +253,12 @@ def _world_observe(b, off, live, rows, sl, st, spec, obst, prox, step_count, ext
         for q in range(nl):
             obs[q, d - 1] = tf
     for q in range(nl):
-        obs_out[rows[q]] = obs[q]
+        r = rows[q]
+        for c in range(d):
+            obs_out[r, c] = obs[q, c]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, error_model="numpy", inline="always")
 def _world_phase_b(b, off, node_off, L, sl, st, spec, obst, w, rows_b, step_count, world_done):
     """Proximity -> observations -> progress and rewards -> outcomes, then the row outputs."""
     a0, a1 = off[b], off[b + 1]

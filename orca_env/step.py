@@ -64,7 +64,7 @@ def clip_actions(act):
     return -1, clipped
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def goal_velocity(px, py, tx, ty, pref_speed):
     """The vector from ``(px, py)`` to the target ``(tx, ty)``, shortened to ``pref_speed``.
 

@@ -19,13 +19,13 @@ __all__ = ["Kinematics", "register_kinematics", "kinematics", "kinematics_names"
 HOLONOMIC = holonomic.HOLONOMIC.code
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def command(kin, ax, ay, ex, ey, goal_vx, goal_vy, max_speed, residual):
     """Preferred velocity of an action under model ``kin`` (see the models' ``command``)."""
     return holonomic.command(ax, ay, ex, ey, goal_vx, goal_vy, max_speed, residual)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def move(kin, i, safe, pos0, pos, vel, pref, time_step):
     """Motion of slot ``i`` under model ``kin`` after ORCA (see the models' ``move``)."""
     return holonomic.move(i, safe, pos0, pos, vel, pref, time_step)
