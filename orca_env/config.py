@@ -699,6 +699,17 @@ def tolerance_parts(value: float | dict) -> tuple[float, float]:
     return float(value), 0.0
 
 
+#: The parser of a ``mixture`` list (:func:`orca_env.mixture.parse_mixture`). The mixture module
+#: builds on this one, so it registers its parser here when imported (no import cycle).
+_MIXTURE_PARSER = None
+
+
+def set_mixture_parser(parser: Any) -> None:
+    """Register the parser of ``mixture`` lists (``orca_env.mixture`` calls it on import)."""
+    global _MIXTURE_PARSER
+    _MIXTURE_PARSER = parser
+
+
 def parse_section(cls: type, data: Any, path: str = "") -> Any:
     """Build dataclass ``cls`` from a mapping, strictly.
 
@@ -727,11 +738,12 @@ def parse_section(cls: type, data: Any, path: str = "") -> Any:
         raise ValueError(f"unknown config key {path + str(unknown[0])!r}; valid keys"
                          f"{' in ' + repr(path.rstrip('.')) if path else ''}: {sorted(fields)}")
     if cls is EnvConfig and data.get("mixture") is not None:
-        from .mixture import parse_mixture  # noqa: PLC0415  (it builds on this module)
-
+        if _MIXTURE_PARSER is None:
+            raise RuntimeError("config key 'mixture' needs orca_env.mixture, which registers "
+                               "its parser when imported (import orca_env does)")
         common = {k: v for k, v in data.items() if k != "mixture"}
         parse_section(EnvConfig, common, path)  # the shared keys, named as top-level keys
-        return cls(mixture=parse_mixture(data["mixture"], common, path + "mixture"))
+        return cls(mixture=_MIXTURE_PARSER(data["mixture"], common, path + "mixture"))
     kwargs = {}
     for name, value in data.items():
         meta = fields[name].metadata

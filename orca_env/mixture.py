@@ -68,6 +68,7 @@ from .config import (
     _show,
     load_yaml,
     parse_section,
+    set_mixture_parser,
     universal_observation,
 )
 
@@ -426,3 +427,6 @@ class Mixture:
                                          f"(set action next to mixture)")
                 probes.append(env)
         return first, probes
+
+
+set_mixture_parser(parse_mixture)
