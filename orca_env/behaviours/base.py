@@ -24,6 +24,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..registry import Registry
+
 __all__ = ["Behaviour", "register_behaviour", "behaviour", "behaviour_names", "REGISTRY"]
 
 
@@ -52,7 +54,7 @@ class Behaviour:
 
 
 #: Registered behaviours by name, in code order.
-REGISTRY: dict[str, Behaviour] = {}
+REGISTRY = Registry("behaviour")
 
 
 def register_behaviour(b: Behaviour) -> Behaviour:
@@ -61,13 +63,7 @@ def register_behaviour(b: Behaviour) -> Behaviour:
     Raises:
         ValueError: If the name is taken or not a lower-case identifier.
     """
-    if not b.name.isidentifier() or b.name != b.name.lower():
-        raise ValueError(f"behaviour name must be a lower-case identifier, got {b.name!r}")
-    if b.name in REGISTRY:
-        raise ValueError(f"behaviour {b.name!r} is already registered")
-    rec = Behaviour(**{**b.__dict__, "code": len(REGISTRY)})
-    REGISTRY[b.name] = rec
-    return rec
+    return REGISTRY.register(b)
 
 
 def behaviour(name: str) -> Behaviour:
@@ -76,12 +72,9 @@ def behaviour(name: str) -> Behaviour:
     Raises:
         ValueError: Naming the registered ones.
     """
-    try:
-        return REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown population {name!r}; registered: {list(REGISTRY)}") from None
+    return REGISTRY.lookup(name, "population")
 
 
 def behaviour_names() -> tuple[str, ...]:
     """Names of the registered behaviours, in code order."""
-    return tuple(REGISTRY)
+    return REGISTRY.names()

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from gymnasium import spaces
 
+from ..registry import Registry
+
 __all__ = ["Kinematics", "register_kinematics", "kinematics", "kinematics_names", "REGISTRY"]
 
 
@@ -43,7 +45,7 @@ class Kinematics:
 
 
 #: Registered models by name, in code order.
-REGISTRY: dict[str, Kinematics] = {}
+REGISTRY = Registry("kinematics")
 
 
 def register_kinematics(k: Kinematics) -> Kinematics:
@@ -52,11 +54,7 @@ def register_kinematics(k: Kinematics) -> Kinematics:
     Raises:
         ValueError: If the name is taken.
     """
-    if k.name in REGISTRY:
-        raise ValueError(f"kinematics {k.name!r} is already registered")
-    rec = Kinematics(**{**k.__dict__, "code": len(REGISTRY)})
-    REGISTRY[k.name] = rec
-    return rec
+    return REGISTRY.register(k)
 
 
 def kinematics(name: str) -> Kinematics:
@@ -65,12 +63,9 @@ def kinematics(name: str) -> Kinematics:
     Raises:
         ValueError: Naming the registered ones.
     """
-    try:
-        return REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown kinematics {name!r}; registered: {list(REGISTRY)}") from None
+    return REGISTRY.lookup(name, "kinematics")
 
 
 def kinematics_names() -> tuple[str, ...]:
     """Names of the registered models, in code order."""
-    return tuple(REGISTRY)
+    return REGISTRY.names()

@@ -1,0 +1,52 @@
+"""A name -> record registry with integer codes, for the env's pluggable parts.
+
+Behaviours (:mod:`orca_env.behaviours`) and kinematics models (:mod:`orca_env.kinematics`) are
+frozen dataclass records with ``name`` and ``code`` fields; a record's code is its index in
+registration order, the integer the per-slot arrays and the numba kernels carry.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+__all__ = ["Registry"]
+
+
+class Registry(dict):
+    """Registered records by name, in code order (a ``dict`` with register and lookup)."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__()
+        #: What is registered, for messages ("behaviour", "kinematics").
+        self.what = what
+
+    def register(self, record: Any) -> Any:
+        """Register ``record`` under its name with the next code; returns the registered copy.
+
+        Raises:
+            ValueError: If the name is taken or not a lower-case identifier.
+        """
+        name = record.name
+        if not name.isidentifier() or name != name.lower():
+            raise ValueError(f"{self.what} name must be a lower-case identifier, got {name!r}")
+        if name in self:
+            raise ValueError(f"{self.what} {name!r} is already registered")
+        rec = dataclasses.replace(record, code=len(self))
+        self[name] = rec
+        return rec
+
+    def lookup(self, name: str, key: str) -> Any:
+        """The record ``name``.
+
+        Raises:
+            ValueError: Naming ``key`` and the registered names.
+        """
+        try:
+            return self[name]
+        except (KeyError, TypeError):
+            raise ValueError(f"unknown {key} {name!r}; registered: {list(self)}") from None
+
+    def names(self) -> tuple[str, ...]:
+        """Registered names, in code order."""
+        return tuple(self)

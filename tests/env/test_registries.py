@@ -1,0 +1,39 @@
+"""The behaviour and kinematics registries: codes, names in one place, errors."""
+
+import pytest
+
+import orca_env
+from orca_env.behaviours import Behaviour, behaviour, behaviour_names, register_behaviour
+from orca_env.codes import Population
+from orca_env.config import POPULATIONS
+from orca_env.kinematics import Kinematics, kinematics, kinematics_names, register_kinematics
+
+
+def test_builtin_codes_are_the_registration_order():
+    # Episode logs and the kernels carry these integers: they must never move.
+    assert [(p.name, int(p)) for p in Population] == [
+        ("LEARNED", 0), ("ORCA", 1), ("NON_REACTIVE", 2), ("LINEAR", 3)]
+    assert behaviour_names()[:4] == POPULATIONS == ("learned", "orca", "non_reactive", "linear")
+    assert behaviour("linear").code == Population.LINEAR
+    assert not behaviour("linear").avoids_agents and behaviour("non_reactive").responsibility == 0
+    assert kinematics_names()[0] == "holonomic" and kinematics("holonomic").code == 0
+
+
+@pytest.mark.parametrize("key, value", [("population", "social_forse"),
+                                        ("kinematics", "unicycel")])
+def test_unknown_names_are_config_errors_naming_key_and_value(key, value):
+    groups = [{"population": "learned", "count": 2, key: value}] if key == "kinematics" else \
+        [{"population": "learned", "count": 2}, {"population": value, "count": 2}]
+    with pytest.raises(ValueError, match=rf"groups\[\d\]\.{key}.*{value}"):
+        orca_env.parallel_env("circle_dense", groups=groups)
+
+
+def test_registering_twice_or_a_bad_name_is_refused():
+    with pytest.raises(ValueError, match="already registered"):
+        register_behaviour(Behaviour(name="orca", doc="again"))
+    with pytest.raises(ValueError, match="lower-case identifier"):
+        register_behaviour(Behaviour(name="Not A Name", doc="bad"))
+    with pytest.raises(ValueError, match="already registered"):
+        register_kinematics(Kinematics(name="holonomic", doc="again"))
+    with pytest.raises(ValueError, match="unknown population 'nobody'"):
+        behaviour("nobody")
