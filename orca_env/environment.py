@@ -33,7 +33,8 @@ from .infos import INFO_LEVELS, compact_infos, reset_infos, step_infos
 from .kinematics import kinematics as kinematics_registry
 from .mixture import Mixture
 from .observations import make_space, make_universal_space
-from .pipeline import WorldBatch, WorldEpisode
+from .pipeline import WorldBatch
+from .stages import WorldEpisode
 from .step import clip_actions
 
 __all__ = ["OrcaEnv", "parallel_env", "env", "raw_env", "INFO_LEVELS", "MIXTURE_SPAWN_DRAWS",

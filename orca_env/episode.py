@@ -20,10 +20,10 @@ from .config import EnvConfig, GroupConfig, parse_section, tolerance_parts
 from .core import Simulator
 from .guidance import Roadmap
 from .observations import TIME_FEATURE, UNIVERSAL_DEFAULTS
-from .pipeline import WorldEpisode
 from .rewards import TERMS, extra_weights
 from .scenarios import SpawnError, make_scenario
 from .scenarios.base import RANDOM_RADIUS, RANDOM_SPEED
+from .stages import WorldEpisode
 
 __all__ = ["WorldConfig", "build_episode", "draw_episode", "crowdnav_last_step",
            "MIXTURE_SPAWN_DRAWS"]

@@ -33,15 +33,16 @@ from typing import Any
 
 import numpy as np
 
-from .core import Simulator
 from .rewards import TERMS
 from .stages import (
-    Obstacles,
     Rows,
     Settings,
     Slots,
     Spec,
+    StepResult,
     Work,
+    WorldEpisode,
+    concat_obstacles,
     observe_worlds,
     phase_a_worlds,
     phase_b_worlds,
@@ -63,41 +64,6 @@ _SETTINGS = (("time_step", np.float64), ("last_step", np.int64), ("timeout_first
              ("end_episode", np.bool_), ("range_sq", np.float64), ("obs_range", np.float64),
              ("discomfort", np.float64), ("world_frame", np.bool_), ("residual", np.bool_),
              ("noisy", np.bool_), ("straight", np.bool_))
-
-
-class WorldEpisode:
-    """One world's episode as the env layer builds it at reset (:mod:`orca_env.episode`).
-
-    Attributes:
-        settings: dict of the per-world :data:`_SETTINGS` values.
-        table: its :class:`~orca_env.agents.AgentTable`.
-        sim: its ``Simulator`` (obstacles added, agents added, not yet bound).
-        scenario, world, rng: the scenario object, its ``World`` and the world's generator.
-        starts, goals, radius, max_speed, pref_speed, goal_tol: (n, ...) float64 arrays.
-        roadmap, goal_costs: guidance (None without).
-        max_steps: the step limit; hooks: ``(scenario, n_extra_obs, n_extra_terms, weights)``.
-    """
-
-    def __init__(self, **fields: Any) -> None:
-        self.__dict__.update(fields)
-
-
-class StepResult:
-    """What one step returns, per agent row (``(B * L, ...)`` arrays) and per world.
-
-    Attributes:
-        obs: (B*L, D) float32; reward, sep: (B*L,) float64; term, trunc: (B*L,) bool;
-        status: (B*L,) int64 ``Status`` codes; weighted: (B*L, T) float64 weighted reward
-        terms; hit: (B*L,) int8 (0 none, 1 agent, 2 obstacle); acted: (B*L,) bool, rows that
-        acted on this step; world_done: (B,) bool, worlds with no live agent left.
-    """
-
-    __slots__ = ("obs", "reward", "term", "trunc", "status", "weighted", "sep", "hit", "acted",
-                 "world_done")
-
-    def __init__(self, **fields: Any) -> None:
-        for k, v in fields.items():
-            setattr(self, k, v)
 
 
 class WorldBatch:
@@ -237,7 +203,7 @@ class WorldBatch:
             sl.d_prev[s] = sl.path_len[s]
         if self._obst is None or self._world_has_obstacles[list(worlds)].any() or \
                 any(ep.sim.num_obstacle_vertices for ep in episodes):
-            self._obst = _concat_obstacles([ep.sim for ep in self.episodes])
+            self._obst = concat_obstacles([ep.sim for ep in self.episodes])
             self._world_has_obstacles = np.diff(self._obst.off) > 0
         self._spec = self._spec._replace(max_nbr=int(sl.max_neighbors.max(initial=0)))
 
@@ -512,23 +478,3 @@ def _hook(scenario: Any, hook: str, batch: WorldBatch, slots: np.ndarray, width:
         raise RuntimeError(f"{scenario.name}.{hook} must return finite values of shape "
                            f"({len(slots)}, {width}); got shape {out.shape}")
     return out
-
-
-def _concat_obstacles(sims: Sequence[Simulator | None]) -> Obstacles:
-    """The worlds' obstacle storage and index, concatenated with offsets."""
-    parts = []
-    for sim in sims:
-        if sim is None:
-            parts.append((np.zeros((0, 2)), np.zeros(0, np.int64), np.zeros(0, np.int64),
-                          np.zeros((0, 2)), np.zeros(0, bool), np.zeros(0, np.int64),
-                          np.zeros((0, 4))))
-            continue
-        order, boxes = sim.obstacle_index
-        parts.append((sim.obstacle_points, sim.obstacle_next, sim.obstacle_prev,
-                      sim.obstacle_unit_dirs, sim.obstacle_convex, order, boxes))
-    fields = [np.ascontiguousarray(np.concatenate([p[f] for p in parts])) for f in range(7)]
-    off = np.zeros(len(parts) + 1, dtype=np.int64)
-    off[1:] = np.cumsum([p[0].shape[0] for p in parts])
-    box_off = np.zeros(len(parts) + 1, dtype=np.int64)
-    box_off[1:] = np.cumsum([p[6].shape[0] for p in parts])
-    return Obstacles(*fields, off, box_off)

@@ -13,11 +13,14 @@ world; :class:`Work`: scratch and the values phase A hands to phase B). Kernels 
 from __future__ import annotations
 
 from collections import namedtuple
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from numba import njit
 
 from .collisions import agent_collisions, agent_collisions_crowdnav, obstacle_collisions
+from .core import Simulator
 from .core.batch import query_world_neighbors, step_world
 from .core.obstacles import query_many as query_obstacles
 from .kinematics import move
@@ -30,7 +33,8 @@ from .observations import (
 from .rewards import progress, reward_terms
 from .step import goals_and_stalls, outcomes, preferred_velocities
 
-__all__ = ["Slots", "Rows", "Settings", "Spec", "Work", "Obstacles", "step_worlds",
+__all__ = ["Slots", "Rows", "Settings", "Spec", "Work", "Obstacles", "WorldEpisode", "StepResult",
+           "concat_obstacles", "step_worlds",
            "phase_a_worlds", "phase_b_worlds", "observe_worlds"]
 
 #: Per-slot arrays, concatenated over worlds. The ``orca_*`` parameters, ``pos`` .. ``kd`` and
@@ -62,6 +66,61 @@ Work = namedtuple("Work", ("nodes_begin", "nodes_end", "nodes_left", "nodes_righ
 #: The worlds' ``Obstacles`` fields concatenated, with vertex and index-box offsets (B + 1,).
 Obstacles = namedtuple("Obstacles", ("points", "next_ids", "prev_ids", "unit_dirs", "convex",
                                      "seg_order", "seg_boxes", "off", "box_off"))
+
+
+class WorldEpisode:
+    """One world's episode as the env layer builds it at reset (:mod:`orca_env.episode`).
+
+    Attributes:
+        settings: dict of the per-world :data:`_SETTINGS` values.
+        table: its :class:`~orca_env.agents.AgentTable`.
+        sim: its ``Simulator`` (obstacles added, agents added, not yet bound).
+        scenario, world, rng: the scenario object, its ``World`` and the world's generator.
+        starts, goals, radius, max_speed, pref_speed, goal_tol: (n, ...) float64 arrays.
+        roadmap, goal_costs: guidance (None without).
+        max_steps: the step limit; hooks: ``(scenario, n_extra_obs, n_extra_terms, weights)``.
+    """
+
+    def __init__(self, **fields: Any) -> None:
+        self.__dict__.update(fields)
+
+
+class StepResult:
+    """What one step returns, per agent row (``(B * L, ...)`` arrays) and per world.
+
+    Attributes:
+        obs: (B*L, D) float32; reward, sep: (B*L,) float64; term, trunc: (B*L,) bool;
+        status: (B*L,) int64 ``Status`` codes; weighted: (B*L, T) float64 weighted reward
+        terms; hit: (B*L,) int8 (0 none, 1 agent, 2 obstacle); acted: (B*L,) bool, rows that
+        acted on this step; world_done: (B,) bool, worlds with no live agent left.
+    """
+
+    __slots__ = ("obs", "reward", "term", "trunc", "status", "weighted", "sep", "hit", "acted",
+                 "world_done")
+
+    def __init__(self, **fields: Any) -> None:
+        for k, v in fields.items():
+            setattr(self, k, v)
+
+
+def concat_obstacles(sims: Sequence[Simulator | None]) -> Obstacles:
+    """The worlds' obstacle storage and index, concatenated with offsets."""
+    parts = []
+    for sim in sims:
+        if sim is None:
+            parts.append((np.zeros((0, 2)), np.zeros(0, np.int64), np.zeros(0, np.int64),
+                          np.zeros((0, 2)), np.zeros(0, bool), np.zeros(0, np.int64),
+                          np.zeros((0, 4))))
+            continue
+        order, boxes = sim.obstacle_index
+        parts.append((sim.obstacle_points, sim.obstacle_next, sim.obstacle_prev,
+                      sim.obstacle_unit_dirs, sim.obstacle_convex, order, boxes))
+    fields = [np.ascontiguousarray(np.concatenate([p[f] for p in parts])) for f in range(7)]
+    off = np.zeros(len(parts) + 1, dtype=np.int64)
+    off[1:] = np.cumsum([p[0].shape[0] for p in parts])
+    box_off = np.zeros(len(parts) + 1, dtype=np.int64)
+    box_off[1:] = np.cumsum([p[6].shape[0] for p in parts])
+    return Obstacles(*fields, off, box_off)
 
 
 @njit(cache=True, inline="always")
