@@ -3,8 +3,9 @@
 Circle layout (RVO2 parameters), N learned agents plus a crowd of N ORCA agents, heuristic
 (pure ORCA) actions. The env steps through its pipeline, which runs the core's ORCA step
 inside one numba call; the core's own ``Simulator.step`` is timed on a copy of the env's
-simulator taken before each env step, so both figures come from the very same states. Prints, per N and per ``infos`` level (``full``: every per-agent info
-entry, what evaluation reads; ``compact``: only ``status``, what the training adapters use):
+simulator taken before each env step, so both figures come from the very same states.
+Prints, per N and per ``infos`` level (``full``: every per-agent info entry, what evaluation
+reads; ``compact``: only ``status``, what the training adapters use):
 core step time, env step time (core included), env overhead factor (env / core - 1) and
 agent-steps per second of env.step. Usage:
 

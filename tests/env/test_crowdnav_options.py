@@ -301,7 +301,9 @@ def test_invisible_config_is_crowdnavs_setting():
     env = orca_env.parallel_env("crowdnav_circle_invisible")
     cfg = env.config
     assert cfg.scenario_kwargs == {"layout": "crowdnav_test"} and env.max_steps == 100
-    assert env.last_step == 97 and env.episode_config.time_limit_rule == "crowdnav" and env.episode_config.collision_check == "crowdnav"
+    cfg = env.episode_config
+    assert env.last_step == 97 and cfg.time_limit_rule == "crowdnav"
+    assert cfg.collision_check == "crowdnav"
     assert cfg.collision_tolerance == 0.0 and not cfg.stall.end_episode
     env.reset(seed=10_000)
     assert np.array_equal(env.sim.radii, np.full(6, 0.31)) and not env.noise_magnitudes.any()

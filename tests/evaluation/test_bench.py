@@ -9,10 +9,10 @@ import sys
 
 import pytest
 import yaml
+from orca_env.configs import names, resolve
 
 import orca_env.evaluation.suite as suite_module
 from orca_env.cli import main
-from orca_env.configs import names, resolve
 from orca_env.evaluation import evaluate
 from orca_env.evaluation.bench import (
     HEADLINE,

@@ -13,9 +13,10 @@ import pytest
 
 pytest.importorskip("stable_baselines3")
 
-import orca_env  # noqa: E402
 from orca_env.policies import SHIPPED_MODEL  # noqa: E402
 from orca_env.policies.sb3 import convert_legacy_normalizer, load  # noqa: E402
+
+import orca_env  # noqa: E402
 from orca_env.training.model_files import (  # noqa: E402
     LegacyPickleError,
     load_normalizer,

@@ -14,10 +14,10 @@ import yaml
 pytest.importorskip("ray.rllib")
 
 import ray  # noqa: E402
-
-from orca_env import cli  # noqa: E402
 from orca_env.policies import load_policy  # noqa: E402
 from orca_env.policies.rllib import RLlibPolicy, is_rllib_run  # noqa: E402
+
+from orca_env import cli  # noqa: E402
 from orca_env.training.cli import main  # noqa: E402
 from orca_env.training.config import load_train_config  # noqa: E402
 from orca_env.training.rllib import trainer as backend  # noqa: E402

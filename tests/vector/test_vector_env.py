@@ -214,7 +214,8 @@ def test_linear_randomized_padded_visibility_bit_identical():
               max_steps=60)
     env = orca_env.parallel_env("crowdnav_square", **kw)
     env.reset(seed=0)
-    assert any(g.randomize_attributes for g in env.groups) and any(g.orca_padding > 0 for g in env.groups) and (env.sim.avoid_masks[6:] == 0).all()
+    assert any(g.randomize_attributes for g in env.groups)
+    assert any(g.orca_padding > 0 for g in env.groups) and (env.sim.avoid_masks[6:] == 0).all()
     resets, finished, truncated = _run_pair("crowdnav_square", 3, 150, seed=5, **kw)
     assert resets >= 3 and finished > 0 and truncated > 0
 
@@ -228,7 +229,8 @@ def test_universal_layout_and_relative_tolerance_bit_identical(config, kw):
     kw = dict(kw, observation={"layout": "universal", "num_agents": 6, "num_obstacles": 4},
               collision_tolerance={"absolute": 0.002, "relative": 0.02})
     env = orca_env.parallel_env(config, **kw)
-    assert env.universal_layout and tolerance_parts(env.episode_config.collision_tolerance) == (0.002, 0.02)
+    assert env.universal_layout
+    assert tolerance_parts(env.episode_config.collision_tolerance) == (0.002, 0.02)
     resets, finished, _ = _run_pair(config, 2, 150, seed=4, **kw)
     assert finished > 0
 
