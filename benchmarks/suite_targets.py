@@ -2,8 +2,9 @@
 
 Reads a ``bench.json`` and prints, for each policy but the reference (pure ORCA if the bench ran
 it), a markdown table: per entry the success / collision / deadlock rates of the policy and of
-the reference, and ``met`` or what is missed. The targets are the README's ("One generalist
-policy for the whole suite"; :func:`orca_env.evaluation.bench.missed_targets`): success at
+the reference, and ``met`` or what is missed. The targets are those of the results tables
+(``docs/evaluation.md#targets``, used in ``docs/results.md``, "One generalist policy for the
+whole suite"; :func:`orca_env.evaluation.bench.missed_targets`): success at
 least the reference's or inside its 95% interval, +0.15 on the ``deadlock`` and ``crush``
 entries, collision and deadlock rates at most the reference's. Usage:
 

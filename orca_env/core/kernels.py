@@ -53,9 +53,12 @@ CONTACT_MARGIN = 1e-6
 #   3. Its use in ``_compute_block`` (or ``apply_velocities``): ``x = params.<name>`` next to the
 #      other field reads at the top, then ``x[i]`` in the loop (or ``x`` / ``x[i]`` passed to the
 #      helper that needs it).
-#   4. Batched worlds slice every field per world by position (plain tuples in field order):
-#      ``core/batch.py`` (``step_worlds``) and ``orca_env/vector.py`` (``_world_step``, and
-#      ``_ORCA_PARAM_PROPS``: the ``Simulator`` property each field is copied from at a reset).
+#   4. The env's step pipeline keeps every field in its per-slot bundle and hands it to
+#      ``batch.step_world`` by position (a plain tuple in field order): its field in
+#      ``orca_env/stages.py``'s ``Slots`` and its slice in ``_world_phase_a``'s ``params`` tuple,
+#      its array in ``orca_env/pipeline.py``'s ``WorldBatch._alloc`` and its ``bind_storage``
+#      argument in ``WorldBatch._bind`` (``Simulator.STORAGE_FIELDS`` follows from
+#      ``_AGENT_PARAMS``).
 class AgentParams(NamedTuple):
     """Per-agent parameters, (n_agents,) arrays indexed by agent id (see ``Simulator``)."""
 

@@ -566,7 +566,8 @@ def missed_targets(report: dict, policy: str, *, reference: str | None = None,
                    ) -> dict[str, list[str]]:
     """The targets a policy misses against a reference, per entry of a bench report.
 
-    The targets the README's generalist tables use: the success rate at least the reference's
+    The targets of the generalist tables in ``docs/results.md`` (defined in
+    ``docs/evaluation.md#targets``): the success rate at least the reference's
     or inside its 95% interval, and at least the reference's + ``gain`` on entries tagged with
     one of ``gain_tags`` (where pure ORCA deadlocks or crushes); the collision and deadlock
     rates at most the reference's. They compare means, as the tables do; the paired
