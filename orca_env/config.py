@@ -243,7 +243,8 @@ class GroupConfig:
                          "everyone else avoids them fully) or linear (CrowdNav's 'linear' "
                          "humans: head straight for their goal at pref_speed and avoid no "
                          "agent at all, while the others avoid them assuming reciprocity; "
-                         "walls still bind them)",
+                         "walls still bind them), or a behaviour registered with "
+                         "orca_env.behaviours.register_behaviour",
                          kind=str, choices=behaviour_names)
     count: int = _f(1, "number of agents in the group; must be >= 0", kind=int, minimum=0,
                     maximum=10**6)
@@ -445,12 +446,12 @@ class EnvConfig:
     observation: ObservationConfig = _f(None, "observation section", kind=ObservationConfig)
     rewards: RewardConfig = _f(None, "reward section", kind=RewardConfig)
     stall: StallConfig = _f(None, "stall detector section", kind=StallConfig)
-    num_threads: int | None = _f(None, "threads of the core's parallel kernels (results do not "
-                                 "depend on it). None (default): one thread, so that several "
-                                 "env processes (vector envs, RLlib env runners, sweeps) do not "
-                                 "oversubscribe the cores; raise it for one large world in one "
-                                 "process. At most the threads numba may use "
-                                 "(NUMBA_NUM_THREADS, default: the CPU count)",
+    num_threads: int | None = _f(None, "threads stepping blocks of worlds in OrcaVectorEnv "
+                                 "(results do not depend on it; one world's step runs on one "
+                                 "thread, so the single env ignores it). None (default): one "
+                                 "thread, so that several env processes (RLlib env runners, "
+                                 "sweeps) do not oversubscribe the cores. At most the threads "
+                                 "numba may use (NUMBA_NUM_THREADS, default: the CPU count)",
                                  kind=int, minimum=1, maximum=_max_threads, optional=True)
     render_mode: str | None = _f(None, "None, 'human' or 'rgb_array'", kind=str,
                                  choices=("human", "rgb_array"), optional=True)

@@ -42,8 +42,8 @@ up to ``orca_env.environment.MIXTURE_SPAWN_DRAWS`` (10) times in a row; then the
 env's start-overlap check counts as placement. Redraws bias the mixture towards what can be
 placed: each env warns at its first and counts them in ``OrcaEnv.mixture_redraws``.
 
-``OrcaVectorEnv`` refuses mixtures (its worlds share one size); the SB3 adapter runs them on
-``OrcaEnv`` copies (``make_vec_env`` picks that backend by itself).
+``OrcaVectorEnv`` runs mixtures too: each world draws its own entry at every reset, so its
+worlds may differ in size (the step pipeline keeps them in one batch).
 """
 
 from __future__ import annotations

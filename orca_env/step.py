@@ -1,11 +1,11 @@
 """The env's step logic (numba): actions, preferred velocities, goals and stalls, outcomes.
 
-One ``OrcaEnv.step`` calls, in order: :func:`clip_actions` (check and bring the actions into the
-action set), :func:`preferred_velocities` (what every slot asks ORCA for), the core's step, the
-swept collision checks (:mod:`orca_env.collisions`), :func:`goals_and_stalls`, the reward terms
-(:mod:`orca_env.rewards`) and :func:`outcomes` (terminations, truncations, statuses, goal
-behaviours). Kernels take flat arrays indexed by slot (the simulator's agent id) and never
-validate: :class:`orca_env.OrcaEnv` does.
+The envs check actions with :func:`clip_actions`; then one world's step in the pipeline
+(:mod:`orca_env.stages`) calls :func:`preferred_velocities` (what every slot asks ORCA for), the
+core's step, the swept collision checks (:mod:`orca_env.collisions`), :func:`goals_and_stalls`,
+the reward terms (:mod:`orca_env.rewards`) and :func:`outcomes` (terminations, truncations,
+statuses, goal behaviours). Kernels take flat arrays indexed by slot (the simulator's agent id)
+and never validate: the envs and :mod:`orca_env.pipeline` do.
 
 Codes are those of :mod:`orca_env.codes` (``Status``, ``GoalBehavior``).
 """

@@ -46,7 +46,8 @@ class OrcaVectorEnv(VectorEnv):
     episode in ``obs``, and ``info["world_reset"]`` ((B,) bool) marks the worlds that reset.
     The observation a finished agent ended with is in ``info["final_obs"]`` ((B*L, D) float32,
     valid where ``info["_final_obs"]`` ((B*L,) bool) is True, i.e. for the rows that finished on
-    this step), whether or not its world reset; bootstrap truncated rows from it.
+    this step), whether or not its world reset; bootstrap truncated rows from it. Both keys are
+    present only on steps where some row finished (Gymnasium's convention).
 
     ## Arguments
 

@@ -13,8 +13,8 @@ the persistent kd-tree order, :func:`~orca_env.core.kdtree.build_agent_tree`,
 ``kernels._compute_block``, :func:`~orca_env.core.kernels.apply_velocities`) on one world's views,
 and :func:`query_world_neighbors` is ``Simulator.query_agent_neighbors_unchecked`` on them.
 Results are bit-identical to one ``Simulator`` per world. Kernels never validate: the env layer
-(:mod:`orca_env.vector`) builds the arrays, slices each world's rows, parameters, outputs and
-kd-tree scratch, and loops over the worlds inside numba.
+(:mod:`orca_env.pipeline` and :mod:`orca_env.stages`) builds the arrays, slices each world's
+rows, parameters, outputs and kd-tree scratch, and loops over the worlds inside numba.
 """
 
 from __future__ import annotations

@@ -104,7 +104,7 @@ _DEADLOCKED = int(Status.DEADLOCKED)
 class _EnvCopies:
     """``B`` :class:`~orca_env.environment.OrcaEnv` copies behind ``OrcaVectorEnv``'s contract.
 
-    The backend for what the vector env does not run (rendering, guidance, scenario hooks):
+    The backend for rendering (``render_mode``), which the vector env does not do:
     rows ``b * L + k``, zero rows for finished agents, ``SAME_STEP`` autoreset and the ``info``
     arrays ``alive``, ``active``, ``final_obs``/``_final_obs``, ``world_reset`` and ``status``
     (:class:`~orca_env.codes.Status` codes), as :class:`~orca_env.vector.OrcaVectorEnv` gives
@@ -515,8 +515,8 @@ def make_vec_env(config: Any = None, n_envs: int = 1, render_mode: str | None = 
             ``"compact"``, the adapter reads only ``status``).
 
     Raises:
-        ValueError: On a bad ``n_envs``, ``backend``, ``bootstrap``, or a ``vector`` backend
-            the config or ``render_mode`` rules out.
+        ValueError: On a bad ``n_envs``, ``backend``, ``bootstrap``, or ``backend="vector"``
+            with ``render_mode``.
     """
     if isinstance(n_envs, bool) or not isinstance(n_envs, int) or n_envs < 1:
         raise ValueError(f"n_envs must be a positive integer, got {n_envs!r}")
