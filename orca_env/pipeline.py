@@ -269,10 +269,8 @@ class WorldBatch:
                 continue
             slots = np.flatnonzero(sl.external_steer & (sl.population == b.code) & sl.active)
             if slots.size:
-                v = np.asarray(b.steer(self, slots), dtype=np.float64)
-                if v.shape != (slots.size, 2) or not np.isfinite(v).all():
-                    raise RuntimeError(f"behaviour {b.name!r}: steer must return finite values "
-                                       f"of shape ({slots.size}, 2); got shape {v.shape}")
+                v = _checked(b.steer(self, slots), (slots.size, 2), f"behaviour {b.name!r}: "
+                             f"steer", slots)
                 sl.pref[slots] = v
 
     def _call(self, kernel, *args) -> None:
@@ -473,8 +471,17 @@ def _readonly(a: np.ndarray) -> np.ndarray:
 def _hook(scenario: Any, hook: str, batch: WorldBatch, slots: np.ndarray, width: int
           ) -> np.ndarray:
     """Call the scenario hook ``hook(batch, slots)`` and check its ``(k, width)`` result."""
-    out = np.asarray(getattr(scenario, hook)(batch, slots), dtype=np.float64)
-    if out.shape != (len(slots), width) or not np.isfinite(out).all():
-        raise RuntimeError(f"{scenario.name}.{hook} must return finite values of shape "
-                           f"({len(slots)}, {width}); got shape {out.shape}")
+    return _checked(getattr(scenario, hook)(batch, slots), (len(slots), width),
+                    f"{scenario.name}.{hook}", slots)
+
+
+def _checked(value: Any, shape: tuple, what: str, slots: np.ndarray) -> np.ndarray:
+    """``value`` as float64 of ``shape``, finite; else a RuntimeError saying which is wrong."""
+    out = np.asarray(value, dtype=np.float64)
+    if out.shape != shape:
+        raise RuntimeError(f"{what} must return values of shape {shape}; got shape {out.shape}")
+    bad = ~np.isfinite(out).all(axis=1)
+    if bad.any():
+        raise RuntimeError(f"{what} returned NaN or inf for slot(s) {slots[bad][:8].tolist()}: "
+                           f"{out[bad][0].tolist()}")
     return out

@@ -21,18 +21,26 @@ class Registry(dict):
         #: What is registered, for messages ("behaviour", "kinematics").
         self.what = what
 
-    def register(self, record: Any) -> Any:
+    def register(self, record: Any, replace: bool = False) -> Any:
         """Register ``record`` under its name with the next code; returns the registered copy.
 
+        Args:
+            record: The record (a frozen dataclass with ``name`` and ``code``).
+            replace: Replace a record of the same name, keeping its code (re-running a notebook
+                cell); False refuses a taken name.
+
         Raises:
-            ValueError: If the name is taken or not a lower-case identifier.
+            ValueError: If the name is taken (without ``replace``) or not a lower-case
+                identifier.
         """
         name = record.name
         if not name.isidentifier() or name != name.lower():
             raise ValueError(f"{self.what} name must be a lower-case identifier, got {name!r}")
-        if name in self:
-            raise ValueError(f"{self.what} {name!r} is already registered")
-        rec = dataclasses.replace(record, code=len(self))
+        if name in self and not replace:
+            raise ValueError(f"{self.what} {name!r} is already registered (replace=True "
+                             f"replaces it)")
+        code = self[name].code if name in self else len(self)
+        rec = dataclasses.replace(record, code=code)
         self[name] = rec
         return rec
 

@@ -57,13 +57,22 @@ class Behaviour:
 REGISTRY = Registry("behaviour")
 
 
-def register_behaviour(b: Behaviour) -> Behaviour:
+def register_behaviour(b: Behaviour, replace: bool = False) -> Behaviour:
     """Register ``b`` under ``b.name`` with the next code; returns the registered record.
 
+    Args:
+        b: The behaviour.
+        replace: Replace a registered behaviour of the same name (keeping its code).
+
     Raises:
-        ValueError: If the name is taken or not a lower-case identifier.
+        ValueError: If the name is taken (without ``replace``), not a lower-case identifier,
+            or ``b`` is a second learned behaviour (the PettingZoo agents are ``learned``).
     """
-    return REGISTRY.register(b)
+    if b.learned and any(r.learned and r.name != b.name for r in REGISTRY.values()):
+        raise ValueError(f"behaviour {b.name!r}: learned=True is the built-in 'learned' "
+                         f"population's (the PettingZoo agents); a new behaviour is scripted, "
+                         f"with a steer function")
+    return REGISTRY.register(b, replace)
 
 
 def behaviour(name: str) -> Behaviour:

@@ -48,13 +48,13 @@ class Kinematics:
 REGISTRY = Registry("kinematics")
 
 
-def register_kinematics(k: Kinematics) -> Kinematics:
+def register_kinematics(k: Kinematics, replace: bool = False) -> Kinematics:
     """Register ``k`` with the next code (its numba functions go into the dispatchers).
 
     Raises:
-        ValueError: If the name is taken.
+        ValueError: If the name is taken (without ``replace``).
     """
-    return REGISTRY.register(k)
+    return REGISTRY.register(k, replace)
 
 
 def kinematics(name: str) -> Kinematics:

@@ -1,5 +1,6 @@
 """The behaviour and kinematics registries: codes, names in one place, errors."""
 
+import numpy as np
 import pytest
 
 import orca_env
@@ -37,3 +38,28 @@ def test_registering_twice_or_a_bad_name_is_refused():
         register_kinematics(Kinematics(name="holonomic", doc="again"))
     with pytest.raises(ValueError, match="unknown population 'nobody'"):
         behaviour("nobody")
+
+
+def test_a_second_learned_behaviour_is_refused_and_replace_keeps_the_code():
+    with pytest.raises(ValueError, match="learned=True is the built-in"):
+        register_behaviour(Behaviour(name="learned2", learned=True, doc="x"))
+    first = register_behaviour(Behaviour(name="replaced_once", doc="a", steer=lambda v, s: 0))
+    again = register_behaviour(Behaviour(name="replaced_once", doc="b", steer=lambda v, s: 0),
+                               replace=True)
+    assert again.code == first.code and behaviour("replaced_once").doc == "b"
+
+
+@pytest.mark.parametrize("bad, match", [
+    (lambda n: np.full((n, 2), np.nan), r"NaN or inf for slot\(s\) \[2, 3, 4\]"),
+    (lambda n: np.zeros((n, 3)), r"shape \(3, 2\); got shape \(3, 3\)"),
+])
+def test_a_steer_function_returning_bad_values_is_a_clear_error(bad, match):
+    name = f"bad_steer_{abs(hash(match)) % 10_000}"
+    register_behaviour(Behaviour(name=name, doc="x", steer=lambda v, s: bad(len(s))),
+                       replace=True)
+    env = orca_env.parallel_env("circle_dense", groups=[
+        {"population": "learned", "count": 2, "radius": 0.3},
+        {"population": name, "count": 3, "radius": 0.3}])
+    env.reset(seed=0)
+    with pytest.raises(RuntimeError, match=match):
+        env.step(env.heuristic_actions())
