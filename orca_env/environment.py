@@ -56,9 +56,9 @@ def announce_compilation() -> None:
         return
     _announced = True
     try:
-        from .stages import step_worlds
+        from .stages import run_worlds
 
-        index = step_worlds._cache._cache_file._index_path
+        index = run_worlds._cache._cache_file._index_path
         cached = os.path.exists(index)
         where = os.path.dirname(index)
     except Exception:  # noqa: BLE001  (numba internals differ between versions)

@@ -35,6 +35,10 @@ import numpy as np
 
 from .rewards import TERMS
 from .stages import (
+    BOTH,
+    OBSERVE,
+    PHASE_A,
+    PHASE_B,
     Rows,
     Settings,
     Slots,
@@ -43,10 +47,7 @@ from .stages import (
     Work,
     WorldEpisode,
     concat_obstacles,
-    observe_worlds,
-    phase_a_worlds,
-    phase_b_worlds,
-    step_worlds,
+    run_worlds,
 )
 
 __all__ = ["WorldBatch", "WorldEpisode", "StepResult"]
@@ -273,12 +274,12 @@ class WorldBatch:
                              f"steer", slots)
                 sl.pref[slots] = v
 
-    def _call(self, kernel, *args) -> None:
+    def _call(self, mode: int, *args) -> None:
         if self._pool is None:
-            kernel(self._all, *args)
+            run_worlds(mode, self._all, *args)
             return
-        futures = [self._pool.submit(kernel, blk, *args) for blk in self._blocks[1:]]
-        kernel(self._blocks[0], *args)
+        futures = [self._pool.submit(run_worlds, mode, blk, *args) for blk in self._blocks[1:]]
+        run_worlds(mode, self._blocks[0], *args)
         for f in futures:
             f.result()
 
@@ -318,14 +319,14 @@ class WorldBatch:
                 res.world_done)
         guided = not self._settings.straight.all()
         if middle is None and not guided:
-            self._call(step_worlds, *args)
+            self._call(BOTH, *args)
         else:
-            self._call(phase_a_worlds, *args)
+            self._call(PHASE_A, *args)
             if guided:
                 self.update_targets(np.flatnonzero(~self._settings.straight).tolist())
             if middle is not None:
                 middle(np.flatnonzero(res.acted))
-            self._call(phase_b_worlds, *args)
+            self._call(PHASE_B, *args)
         if self._work.renew.any():
             self._renew_goals()
         return res
@@ -336,9 +337,15 @@ class WorldBatch:
         ``extra_obs`` must hold the scenario's features of those rows already.
         """
         w = np.asarray(worlds, dtype=np.int64)
-        observe_worlds(w, self.offsets, self._node_off, self.num_learned, self._slots,
-                       self._settings, self._spec, self._obst, self._work, self.alive,
-                       self.learned, self.step_counts, self.extra_obs, obs, sep)
+        rows = Rows(alive=self.alive, learned=self.learned, act=np.zeros((0, 2)), obs=obs,
+                    reward=np.zeros(0), term=np.zeros(0, dtype=bool),
+                    trunc=np.zeros(0, dtype=bool), status=np.zeros(0, dtype=np.int64),
+                    weighted=np.zeros((0, self.num_terms)), sep=sep,
+                    hit=np.zeros(0, dtype=np.int8), extra_obs=self.extra_obs,
+                    extra_terms=self.extra_terms)
+        run_worlds(OBSERVE, w, self.offsets, self._node_off, self.num_learned, self._slots,
+                   self._settings, self._spec, self._obst, self._work, rows, self.step_counts,
+                   self.clock, np.zeros(self.num_worlds, dtype=bool))
 
     # -- the scenarios' hooks ------------------------------------------------------------
     def run_hooks(self, rows: np.ndarray) -> None:

@@ -34,8 +34,7 @@ from .rewards import progress, reward_terms
 from .step import goals_and_stalls, outcomes, preferred_velocities
 
 __all__ = ["Slots", "Rows", "Settings", "Spec", "Work", "Obstacles", "WorldEpisode", "StepResult",
-           "concat_obstacles", "step_worlds",
-           "phase_a_worlds", "phase_b_worlds", "observe_worlds"]
+           "concat_obstacles", "run_worlds", "BOTH", "PHASE_A", "PHASE_B", "OBSERVE"]
 
 #: Per-slot arrays, concatenated over worlds. The ``orca_*`` parameters, ``pos`` .. ``kd`` and
 #: the telemetry are the worlds' ``Simulator`` storage; ``radius`` is the agent's own (collisions,
@@ -123,21 +122,7 @@ def concat_obstacles(sims: Sequence[Simulator | None]) -> Obstacles:
     return Obstacles(*fields, off, box_off)
 
 
-@njit(cache=True, inline="always")
-def _world_obstacles(o, b):
-    o0, o1 = o.off[b], o.off[b + 1]
-    return (o.points[o0:o1], o.next_ids[o0:o1], o.prev_ids[o0:o1], o.unit_dirs[o0:o1],
-            o.convex[o0:o1], o.seg_order[o0:o1], o.seg_boxes[o.box_off[b]:o.box_off[b + 1]])
-
-
-@njit(cache=True, inline="always")
-def _nodes(w, node_off, b):
-    t0, t1 = node_off[b], node_off[b + 1]
-    return (w.nodes_begin[t0:t1], w.nodes_end[t0:t1], w.nodes_left[t0:t1], w.nodes_right[t0:t1],
-            w.nodes_box[t0:t1])
-
-
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _live(alive, learned, b, L):
     """World-local slots and rows of world ``b``'s live learned agents, in agent order."""
     nl = 0
@@ -156,44 +141,40 @@ def _live(alive, learned, b, L):
     return live, rows
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def _world_phase_a(b, off, node_off, L, sl, st, spec, obst, w, rows_b, step_count, clock):
-    """Actions -> preferred velocities -> ORCA -> motion -> collisions -> goals and stalls."""
-    a0, a1 = off[b], off[b + 1]
-    live, rows = _live(rows_b.alive, rows_b.learned, b, L)
+# The per-world stages take arrays and scalars, never the bundles: numba increfs every array of
+# a tuple passed to a function (or inlined into one), which costs more than a small world's
+# work. The world loop (:func:`run_worlds`) slices each world's views from the bundles once.
+
+
+@njit(cache=True, error_model="numpy")
+def _phase_a(live, rows, act_all, pos, vel, pref, active, kd, params, tele, ob, nodes, new_vel,
+             radius, targets, pref_speed, max_speed, noise_ang, noise_mag, noisy, external, kin,
+             safe, parked, goals, goal_tol, stall, at_goal, moving, stalled, dist, path_len,
+             hit_rows, crash_rows, reached_rows, dt, max_nbr, crowdnav_collisions, world_frame,
+             residual, tol, tol_rel, terminate, speed_fraction, window, straight, timeout_wins):
+    """Actions -> preferred velocities -> ORCA -> motion -> collisions -> goals and stalls.
+
+    One world's views (slots world-local); ``live`` and ``rows`` its live learned slots and their
+    agent rows; ``timeout_wins``: this step times out under CrowdNav's rule.
+    """
     nl = live.shape[0]
-    dt = st.time_step[b]
-    pos, vel, pref, active = sl.pos[a0:a1], sl.vel[a0:a1], sl.pref[a0:a1], sl.active[a0:a1]
-    radius, targets = sl.radius[a0:a1], sl.targets[a0:a1]
-    act = np.empty((nl, rows_b.act.shape[1]))
+    act = np.empty((nl, act_all.shape[1]))
     for q in range(nl):
         for c in range(act.shape[1]):
-            act[q, c] = rows_b.act[rows[q], c]
+            act[q, c] = act_all[rows[q], c]
 
     # Actions -> preferred velocities (behaviours and kinematics).
     pos0 = pos.copy()
-    vel0 = vel.copy() if st.crowdnav_collisions[b] else np.empty((0, 2))
-    preferred_velocities(pos0, targets, sl.pref_speed[a0:a1], sl.max_speed[a0:a1],
-                         sl.noise_ang[a0:a1], sl.noise_mag[a0:a1], st.noisy[b],
-                         sl.external_steer[a0:a1], sl.kinematics[a0:a1], live, act,
-                         st.world_frame[b], st.residual[b], pref)
+    vel0 = vel.copy() if crowdnav_collisions else np.empty((0, 2))
+    preferred_velocities(pos0, targets, pref_speed, max_speed, noise_ang, noise_mag, noisy,
+                         external, kin, live, act, world_frame, residual, pref)
     active0 = active.copy()
 
     # ORCA (the core's doStep on the world's views).
-    params = (sl.orca_radius[a0:a1], sl.orca_max_speed[a0:a1], sl.neighbor_dist[a0:a1],
-              sl.max_neighbors[a0:a1], sl.time_horizon[a0:a1], sl.time_horizon_obst[a0:a1],
-              sl.responsibility[a0:a1], sl.layer[a0:a1], sl.avoid_mask[a0:a1])
-    tele = (np.empty((0, 2)), sl.n_lines[a0:a1], sl.lp3[a0:a1], sl.corrected[a0:a1],
-            sl.intervention[a0:a1])
-    ob = _world_obstacles(obst, b)
-    step_world(pos, vel, pref, active, sl.kd[a0:a1], params, dt, ob, spec.max_nbr, tele,
-               _nodes(w, node_off, b), w.new_vel[a0:a1])
-    step_count[b] += 1
-    clock[b] += dt
+    step_world(pos, vel, pref, active, kd, params, dt, ob, max_nbr, tele, nodes, new_vel)
 
     # Motion: each learned agent's model realises ORCA's velocity or its own command; ORCA's
     # telemetry describes a discarded velocity where the command won.
-    safe, kin = sl.safe[a0:a1], sl.kinematics[a0:a1]
     for q in range(nl):
         i = live[q]
         if move(kin[i], i, safe[i], pos0, pos, vel, pref, dt):
@@ -204,8 +185,7 @@ def _world_phase_a(b, off, node_off, L, sl, st, spec, obst, w, rows_b, step_coun
 
     # Swept collisions of the live agents.
     hit_a = np.zeros(nl, dtype=np.bool_)
-    tol, tol_rel = st.tol[b], st.tol_rel[b]
-    if st.crowdnav_collisions[b]:
+    if crowdnav_collisions:
         agent_collisions_crowdnav(live, pos0, pos, vel0, dt, radius, active0, tol, hit_a,
                                   tol_rel)
     else:
@@ -213,27 +193,24 @@ def _world_phase_a(b, off, node_off, L, sl, st, spec, obst, w, rows_b, step_coun
     hit_w = np.zeros(nl, dtype=np.bool_)
     if ob[0].shape[0] > 0:
         obstacle_collisions(live, pos0, pos, radius, ob[0], ob[1], tol, hit_w, tol_rel)
-    timeout_wins = step_count[b] >= st.last_step[b] and st.timeout_first[b]
 
     # Goals and stalls of every slot.
-    at_goal, stalled = w.at_goal[a0:a1], w.stalled[a0:a1]
-    goals_and_stalls(pos, vel, active, sl.parked[a0:a1], sl.goals[a0:a1], sl.goal_tol[a0:a1],
-                     sl.max_speed[a0:a1], st.speed_fraction[b], st.window[b], sl.stall[a0:a1],
-                     at_goal, w.moving[a0:a1], stalled, w.dist[a0:a1])
-    if st.straight[b]:
-        sl.path_len[a0:a1] = w.dist[a0:a1]  # the remaining path is the straight line
+    goals_and_stalls(pos, vel, active, parked, goals, goal_tol, max_speed, speed_fraction,
+                     window, stall, at_goal, moving, stalled, dist)
+    if straight:
+        path_len[:] = dist  # the remaining path is the straight line
     for q in range(nl):
         r = rows[q]
         if timeout_wins:  # CrowdNav's rule: the time-out decides the last step
             hit_a[q] = False
             hit_w[q] = False
-        w.hit[r] = 1 if hit_a[q] else (2 if hit_w[q] else 0)
-        w.crash[r] = (hit_a[q] or hit_w[q]) and st.terminate[b]
-        w.reached[r] = at_goal[live[q]] and not w.crash[r] and not timeout_wins
+        hit_rows[r] = 1 if hit_a[q] else (2 if hit_w[q] else 0)
+        crash_rows[r] = (hit_a[q] or hit_w[q]) and terminate
+        reached_rows[r] = at_goal[live[q]] and not crash_rows[r] and not timeout_wins
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def _world_proximity(b, off, node_off, live, sl, st, spec, obst, w):
+@njit(cache=True, error_model="numpy")
+def _proximity(live, pos, active, kd, radius, ob, nodes, range_sq, kk, mm):
     """Nearest agents and segments of the live agents: one query, for observations and rewards.
 
     Returns:
@@ -241,19 +218,14 @@ def _world_proximity(b, off, node_off, live, sl, st, spec, obst, w):
         (nl,))``: neighbour ids, segment ids and closest points, the clearance to the nearest
         agent and to the nearest agent or obstacle, m.
     """
-    a0, a1 = off[b], off[b + 1]
     nl = live.shape[0]
-    pos, radius = sl.pos[a0:a1], sl.radius[a0:a1]
-    kk, mm = spec.kk, spec.mm
     kq = max(kk, 1)
     nbr = np.full((nl, kq), -1, dtype=np.int64)
     nbr_dsq = np.full((nl, kq), np.inf)
-    query_world_neighbors(live, pos, sl.active[a0:a1], sl.kd[a0:a1], st.range_sq[b], kq,
-                          _nodes(w, node_off, b), nbr, nbr_dsq)
+    query_world_neighbors(live, pos, active, kd, range_sq, kq, nodes, nbr, nbr_dsq)
     sep_a = np.empty(nl)
     nearest_clearances(live, nbr, nbr_dsq, radius, sep_a)
     sep = sep_a.copy()
-    ob = _world_obstacles(obst, b)
     if ob[0].shape[0] > 0 and nl:
         mq = max(mm, 1)
         pts = np.empty((nl, 2))
@@ -263,8 +235,7 @@ def _world_proximity(b, off, node_off, live, sl, st, spec, obst, w):
         seg_q = np.full((nl, mq), -1, dtype=np.int64)
         dsq_q = np.full((nl, mq), np.inf)
         closest_q = np.full((nl, mq, 2), np.nan)
-        query_obstacles(pts, st.range_sq[b], ob[0], ob[1], ob[5], ob[6], seg_q, dsq_q,
-                        closest_q)
+        query_obstacles(pts, range_sq, ob[0], ob[1], ob[5], ob[6], seg_q, dsq_q, closest_q)
         for q in range(nl):
             sep[q] = min(sep_a[q], np.sqrt(dsq_q[q, 0]) - radius[live[q]])
         seg = np.ascontiguousarray(seg_q[:, :mm])
@@ -275,40 +246,35 @@ def _world_proximity(b, off, node_off, live, sl, st, spec, obst, w):
     return np.ascontiguousarray(nbr[:, :kk]), seg, closest, sep_a, sep
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def _world_observe(b, off, live, rows, sl, st, spec, obst, prox, step_count, extra_obs,
-                   obs_out):
+@njit(cache=True, error_model="numpy")
+def _observe(live, rows, pos, vel, radius, max_speed, targets_all, path_len, dirs, nbr, seg,
+             closest, universal, world_frame, obs_range, time_step, low, high, n_extra,
+             time_obs, step, last_step, extra_obs, obs_out):
     """Observations of the live agents into their rows of ``obs_out``."""
-    a0, a1 = off[b], off[b + 1]
     nl = live.shape[0]
-    nbr, seg, closest = prox[0], prox[1], prox[2]
-    low, high = spec.low, spec.high
     targets = np.empty((nl, 2))
     path_rem = np.empty(nl)
     for q in range(nl):
-        i = a0 + live[q]
-        targets[q, 0] = sl.targets[i, 0]
-        targets[q, 1] = sl.targets[i, 1]
-        path_rem[q] = sl.path_len[i]
+        i = live[q]
+        targets[q, 0] = targets_all[i, 0]
+        targets[q, 1] = targets_all[i, 1]
+        path_rem[q] = path_len[i]
     obs = np.empty((nl, low.shape[0]), dtype=np.float32)
-    pos, vel, radius, max_speed = sl.pos[a0:a1], sl.vel[a0:a1], sl.radius[a0:a1], \
-        sl.max_speed[a0:a1]
-    dirs = obst.unit_dirs[obst.off[b]:obst.off[b + 1]]
-    if spec.universal:
+    if universal:
         build_observations_universal(live, pos, vel, radius, max_speed, targets, path_rem, nbr,
-                                     seg, closest, dirs, st.world_frame[b], st.obs_range[b],
-                                     st.time_step[b], low, high, obs)
+                                     seg, closest, dirs, world_frame, obs_range, time_step, low,
+                                     high, obs)
     else:
         build_observations(live, pos, vel, radius, max_speed, targets, path_rem, nbr, seg,
-                           closest, dirs, st.world_frame[b], low, high, obs)
+                           closest, dirs, world_frame, low, high, obs)
     d = low.shape[0]
-    e0 = d - spec.n_extra - (1 if spec.time_obs else 0)
+    e0 = d - n_extra - (1 if time_obs else 0)
     for q in range(nl):
-        for j in range(spec.n_extra):  # the scenario's features, clipped to their bounds
+        for j in range(n_extra):  # the scenario's features, clipped to their bounds
             v = np.float32(extra_obs[rows[q], j])
             obs[q, e0 + j] = min(max(v, low[e0 + j]), high[e0 + j])
-    if spec.time_obs:
-        tf = time_fraction(step_count[b], st.last_step[b])
+    if time_obs:
+        tf = time_fraction(step, last_step)
         for q in range(nl):
             obs[q, d - 1] = tf
     for q in range(nl):
@@ -317,110 +283,131 @@ def _world_observe(b, off, live, rows, sl, st, spec, obst, prox, step_count, ext
             obs_out[r, c] = obs[q, c]
 
 
-@njit(cache=True, error_model="numpy", inline="always")
-def _world_phase_b(b, off, node_off, L, sl, st, spec, obst, w, rows_b, step_count, world_done):
-    """Proximity -> observations -> progress and rewards -> outcomes, then the row outputs."""
-    a0, a1 = off[b], off[b + 1]
-    n = a1 - a0
-    live, rows = _live(rows_b.alive, rows_b.learned, b, L)
+@njit(cache=True, error_model="numpy")
+def _phase_b(live, rows, n, reached_rows, crash_rows, hit_rows, sep_a, sep, d_prev, path_len,
+             d0, stalled, intervention, max_speed, moving, at_goal, crowd, on_goal, parked,
+             slot_status, renew, active, time_step, discomfort, weights, timed_out, end_episode,
+             reward_o, term_o, trunc_o, status_o, weighted_o, sep_o, hit_o, alive, extra_terms):
+    """Progress and rewards -> outcomes, then the row outputs; returns whether any is alive."""
     nl = live.shape[0]
-    prox = _world_proximity(b, off, node_off, live, sl, st, spec, obst, w)
-    _world_observe(b, off, live, rows, sl, st, spec, obst, prox, step_count, rows_b.extra_obs,
-                   rows_b.obs)
-    sep_a = prox[3]
-
     reached = np.empty(nl, dtype=np.bool_)
     crash = np.empty(nl, dtype=np.bool_)
     collided = np.empty(nl, dtype=np.bool_)
     for q in range(nl):
-        reached[q] = w.reached[rows[q]]
-        crash[q] = w.crash[rows[q]]
-        collided[q] = w.hit[rows[q]] != 0
+        reached[q] = reached_rows[rows[q]]
+        crash[q] = crash_rows[rows[q]]
+        collided[q] = hit_rows[rows[q]] != 0
     prog = np.empty(nl)
-    progress(live, sl.d_prev[a0:a1], sl.path_len[a0:a1], sl.d0[a0:a1], prog)
-    t0 = st.weights.shape[1]
+    progress(live, d_prev, path_len, d0, prog)
+    t0 = weights.shape[0]
     weighted = np.empty((nl, t0))
     reward = np.empty(nl)
-    reward_terms(live, prog, reached, collided, w.stalled[a0:a1], sl.intervention[a0:a1],
-                 sl.max_speed[a0:a1], st.time_step[b], sep_a, st.discomfort[b], st.weights[b],
-                 weighted, reward)
+    reward_terms(live, prog, reached, collided, stalled, intervention, max_speed, time_step,
+                 sep_a, discomfort, weights, weighted, reward)
 
     term = np.empty(nl, dtype=np.bool_)
     trunc = np.empty(nl, dtype=np.bool_)
     status = np.empty(nl, dtype=np.int64)
     leave = np.empty(n, dtype=np.bool_)
-    outcomes(live, reached, crash, w.stalled[a0:a1], w.moving[a0:a1], w.at_goal[a0:a1],
-             sl.crowd[a0:a1], sl.on_goal[a0:a1], step_count[b] >= st.last_step[b],
-             st.end_episode[b], term, trunc, status, leave, sl.parked[a0:a1],
-             sl.slot_status[a0:a1], w.renew[a0:a1])
-    active = sl.active[a0:a1]
+    outcomes(live, reached, crash, stalled, moving, at_goal, crowd, on_goal, timed_out,
+             end_episode, term, trunc, status, leave, parked, slot_status, renew)
     for i in range(n):
         if leave[i]:
             active[i] = False
 
     any_alive = False
-    n_extra = rows_b.extra_terms.shape[1]
+    n_extra = extra_terms.shape[1]
     for q in range(nl):
         r = rows[q]
         for t in range(t0):
-            rows_b.weighted[r, t] = weighted[q, t]
+            weighted_o[r, t] = weighted[q, t]
         if n_extra:  # the scenario's terms, weighted in Python; their sum is added once
-            extra = rows_b.extra_terms[r, 0]
-            rows_b.weighted[r, t0] = extra
+            extra = extra_terms[r, 0]
+            weighted_o[r, t0] = extra
             for t in range(1, n_extra):
-                rows_b.weighted[r, t0 + t] = rows_b.extra_terms[r, t]
-                extra += rows_b.extra_terms[r, t]
-            rows_b.reward[r] = reward[q] + extra
+                weighted_o[r, t0 + t] = extra_terms[r, t]
+                extra += extra_terms[r, t]
+            reward_o[r] = reward[q] + extra
         else:
-            rows_b.reward[r] = reward[q]
-        rows_b.term[r] = term[q]
-        rows_b.trunc[r] = trunc[q]
-        rows_b.status[r] = status[q]
-        rows_b.sep[r] = prox[4][q]
-        rows_b.hit[r] = w.hit[r]
-        rows_b.alive[r] = not (term[q] or trunc[q])
-        any_alive = any_alive or rows_b.alive[r]
-    world_done[b] = not any_alive
+            reward_o[r] = reward[q]
+        term_o[r] = term[q]
+        trunc_o[r] = trunc[q]
+        status_o[r] = status[q]
+        sep_o[r] = sep[q]
+        hit_o[r] = hit_rows[r]
+        alive[r] = not (term[q] or trunc[q])
+        any_alive = any_alive or alive[r]
+    return any_alive
+
+
+#: :func:`run_worlds` modes.
+BOTH, PHASE_A, PHASE_B, OBSERVE = 0, 1, 2, 3
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def step_worlds(worlds, off, node_off, L, sl, st, spec, obst, w, rows, step_count, clock,
-                world_done):
-    """Phases A and B of every world in ``worlds`` ((k,) int64), world by world."""
+def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step_count, clock,
+               world_done):
+    """The pipeline's numba part for the worlds ``worlds`` ((k,) int64), world by world.
+
+    ``mode``: :data:`BOTH` (phase A then B), :data:`PHASE_A`, :data:`PHASE_B` (Python ran
+    between them), or :data:`OBSERVE` (observations and clearances only, at reset). Releases
+    the GIL: threads take disjoint blocks of worlds (worlds write disjoint rows, so results do
+    not depend on the number of threads).
+    """
     for j in range(worlds.shape[0]):
         b = worlds[j]
-        _world_phase_a(b, off, node_off, L, sl, st, spec, obst, w, rows, step_count, clock)
-        _world_phase_b(b, off, node_off, L, sl, st, spec, obst, w, rows, step_count,
-                       world_done)
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def phase_a_worlds(worlds, off, node_off, L, sl, st, spec, obst, w, rows, step_count, clock,
-                   world_done):
-    """Phase A of every world in ``worlds``."""
-    for j in range(worlds.shape[0]):
-        _world_phase_a(worlds[j], off, node_off, L, sl, st, spec, obst, w, rows, step_count,
-                       clock)
-
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def phase_b_worlds(worlds, off, node_off, L, sl, st, spec, obst, w, rows, step_count, clock,
-                   world_done):
-    """Phase B of every world in ``worlds``."""
-    for j in range(worlds.shape[0]):
-        _world_phase_b(worlds[j], off, node_off, L, sl, st, spec, obst, w, rows, step_count,
-                       world_done)
-
-
-@njit(cache=True, error_model="numpy")
-def observe_worlds(worlds, off, node_off, L, sl, st, spec, obst, w, alive, learned, step_count,
-                   extra_obs, obs_out, sep_out):
-    """Observations and clearances of the live rows of ``worlds`` (at reset)."""
-    for j in range(worlds.shape[0]):
-        b = worlds[j]
-        live, rows = _live(alive, learned, b, L)
-        prox = _world_proximity(b, off, node_off, live, sl, st, spec, obst, w)
-        _world_observe(b, off, live, rows, sl, st, spec, obst, prox, step_count, extra_obs,
-                       obs_out)
-        for q in range(live.shape[0]):
-            sep_out[rows[q]] = prox[4][q]
+        a0, a1 = off[b], off[b + 1]
+        t0, t1 = node_off[b], node_off[b + 1]
+        o0, o1 = obst.off[b], obst.off[b + 1]
+        ob = (obst.points[o0:o1], obst.next_ids[o0:o1], obst.prev_ids[o0:o1],
+              obst.unit_dirs[o0:o1], obst.convex[o0:o1], obst.seg_order[o0:o1],
+              obst.seg_boxes[obst.box_off[b]:obst.box_off[b + 1]])
+        nodes = (w.nodes_begin[t0:t1], w.nodes_end[t0:t1], w.nodes_left[t0:t1],
+                 w.nodes_right[t0:t1], w.nodes_box[t0:t1])
+        live, rr = _live(rows.alive, rows.learned, b, L)  # phase A leaves them as they are
+        pos, vel, active, kd = sl.pos[a0:a1], sl.vel[a0:a1], sl.active[a0:a1], sl.kd[a0:a1]
+        radius, max_speed, targets = sl.radius[a0:a1], sl.max_speed[a0:a1], sl.targets[a0:a1]
+        path_len = sl.path_len[a0:a1]
+        if mode == BOTH or mode == PHASE_A:
+            dt = st.time_step[b]
+            params = (sl.orca_radius[a0:a1], sl.orca_max_speed[a0:a1], sl.neighbor_dist[a0:a1],
+                      sl.max_neighbors[a0:a1], sl.time_horizon[a0:a1],
+                      sl.time_horizon_obst[a0:a1], sl.responsibility[a0:a1], sl.layer[a0:a1],
+                      sl.avoid_mask[a0:a1])
+            tele = (w.new_vel[0:0], sl.n_lines[a0:a1], sl.lp3[a0:a1], sl.corrected[a0:a1],
+                    sl.intervention[a0:a1])
+            step_count[b] += 1
+            clock[b] += dt
+            timeout_wins = step_count[b] >= st.last_step[b] and st.timeout_first[b]
+            _phase_a(live, rr, rows.act, pos, vel, sl.pref[a0:a1], active, kd, params, tele, ob,
+                     nodes, w.new_vel[a0:a1], radius, targets, sl.pref_speed[a0:a1], max_speed,
+                     sl.noise_ang[a0:a1], sl.noise_mag[a0:a1], st.noisy[b],
+                     sl.external_steer[a0:a1], sl.kinematics[a0:a1], sl.safe[a0:a1],
+                     sl.parked[a0:a1], sl.goals[a0:a1], sl.goal_tol[a0:a1], sl.stall[a0:a1],
+                     w.at_goal[a0:a1], w.moving[a0:a1], w.stalled[a0:a1], w.dist[a0:a1],
+                     path_len, w.hit, w.crash, w.reached, dt, spec.max_nbr,
+                     st.crowdnav_collisions[b], st.world_frame[b], st.residual[b], st.tol[b],
+                     st.tol_rel[b], st.terminate[b], st.speed_fraction[b], st.window[b],
+                     st.straight[b], timeout_wins)
+        if mode == PHASE_A:
+            continue
+        prox = _proximity(live, pos, active, kd, radius, ob, nodes, st.range_sq[b], spec.kk,
+                          spec.mm)
+        _observe(live, rr, pos, vel, radius, max_speed, targets, path_len, ob[3], prox[0],
+                 prox[1], prox[2], spec.universal, st.world_frame[b], st.obs_range[b],
+                 st.time_step[b], spec.low, spec.high, spec.n_extra, spec.time_obs,
+                 step_count[b], st.last_step[b], rows.extra_obs, rows.obs)
+        if mode == OBSERVE:
+            for q in range(live.shape[0]):
+                rows.sep[rr[q]] = prox[4][q]
+            continue
+        timed_out = step_count[b] >= st.last_step[b]
+        any_alive = _phase_b(
+            live, rr, a1 - a0, w.reached, w.crash, w.hit, prox[3], prox[4], sl.d_prev[a0:a1],
+            path_len, sl.d0[a0:a1], w.stalled[a0:a1], sl.intervention[a0:a1], max_speed,
+            w.moving[a0:a1], w.at_goal[a0:a1], sl.crowd[a0:a1], sl.on_goal[a0:a1],
+            sl.parked[a0:a1], sl.slot_status[a0:a1], w.renew[a0:a1], active, st.time_step[b],
+            st.discomfort[b], st.weights[b], timed_out, st.end_episode[b], rows.reward,
+            rows.term, rows.trunc, rows.status, rows.weighted, rows.sep, rows.hit, rows.alive,
+            rows.extra_terms)
+        world_done[b] = not any_alive

@@ -55,7 +55,7 @@ CONTACT_MARGIN = 1e-6
 #      helper that needs it).
 #   4. The env's step pipeline keeps every field in its per-slot bundle and hands it to
 #      ``batch.step_world`` by position (a plain tuple in field order): its field in
-#      ``orca_env/stages.py``'s ``Slots`` and its slice in ``_world_phase_a``'s ``params`` tuple,
+#      ``orca_env/stages.py``'s ``Slots`` and its slice in ``run_worlds``'s ``params`` tuple,
 #      its array in ``orca_env/pipeline.py``'s ``WorldBatch._alloc`` and its ``bind_storage``
 #      argument in ``WorldBatch._bind`` (``Simulator.STORAGE_FIELDS`` follows from
 #      ``_AGENT_PARAMS``).
