@@ -1,10 +1,10 @@
 """The pipeline's numba stages on world-local views, and the named bundles they pass.
 
-Each ``_world_*`` function runs one stage of one world ``b`` (slots ``off[b]:off[b + 1]``,
-rows ``b * L:(b + 1) * L``) by calling the stage kernels of :mod:`orca_env.step`,
+:func:`run_worlds` runs the stages of each world ``b`` (slots ``off[b]:off[b + 1]``, rows
+``b * L:(b + 1) * L``) by calling the stage kernels of :mod:`orca_env.step`,
 :mod:`orca_env.collisions`, :mod:`orca_env.observations`, :mod:`orca_env.rewards`,
-:mod:`orca_env.kinematics` and the core; the ``*_worlds`` kernels loop over worlds inside
-numba and release the GIL (threads take disjoint blocks of worlds). Bundles are named tuples
+:mod:`orca_env.kinematics` and the core, looping over worlds inside numba with the GIL
+released (threads take disjoint blocks of worlds). Bundles are named tuples
 of arrays (:class:`Slots`: per slot; :class:`Rows`: per agent row; :class:`Settings`: per
 world; :class:`Work`: scratch and the values phase A hands to phase B). Kernels never validate:
 :mod:`orca_env.pipeline` and the envs do.
@@ -141,72 +141,10 @@ def _live(alive, learned, b, L):
     return live, rows
 
 
-# The per-world stages take arrays and scalars, never the bundles: numba increfs every array of
-# a tuple passed to a function (or inlined into one), which costs more than a small world's
-# work. The world loop (:func:`run_worlds`) slices each world's views from the bundles once.
-
-
-@njit(cache=True, error_model="numpy")
-def _phase_a(live, rows, act_all, pos, vel, pref, active, kd, params, tele, ob, nodes, new_vel,
-             radius, targets, pref_speed, max_speed, noise_ang, noise_mag, noisy, external, kin,
-             safe, parked, goals, goal_tol, stall, at_goal, moving, stalled, dist, path_len,
-             hit_rows, crash_rows, reached_rows, dt, max_nbr, crowdnav_collisions, world_frame,
-             residual, tol, tol_rel, terminate, speed_fraction, window, straight, timeout_wins):
-    """Actions -> preferred velocities -> ORCA -> motion -> collisions -> goals and stalls.
-
-    One world's views (slots world-local); ``live`` and ``rows`` its live learned slots and their
-    agent rows; ``timeout_wins``: this step times out under CrowdNav's rule.
-    """
-    nl = live.shape[0]
-    act = np.empty((nl, act_all.shape[1]))
-    for q in range(nl):
-        for c in range(act.shape[1]):
-            act[q, c] = act_all[rows[q], c]
-
-    # Actions -> preferred velocities (behaviours and kinematics).
-    pos0 = pos.copy()
-    vel0 = vel.copy() if crowdnav_collisions else np.empty((0, 2))
-    preferred_velocities(pos0, targets, pref_speed, max_speed, noise_ang, noise_mag, noisy,
-                         external, kin, live, act, world_frame, residual, pref)
-    active0 = active.copy()
-
-    # ORCA (the core's doStep on the world's views).
-    step_world(pos, vel, pref, active, kd, params, dt, ob, max_nbr, tele, nodes, new_vel)
-
-    # Motion: each learned agent's model realises ORCA's velocity or its own command; ORCA's
-    # telemetry describes a discarded velocity where the command won.
-    for q in range(nl):
-        i = live[q]
-        if move(kin[i], i, safe[i], pos0, pos, vel, pref, dt):
-            tele[4][i] = 0.0
-            tele[1][i] = 0
-            tele[2][i] = False
-            tele[3][i] = False
-
-    # Swept collisions of the live agents.
-    hit_a = np.zeros(nl, dtype=np.bool_)
-    if crowdnav_collisions:
-        agent_collisions_crowdnav(live, pos0, pos, vel0, dt, radius, active0, tol, hit_a,
-                                  tol_rel)
-    else:
-        agent_collisions(live, pos0, pos, radius, active0, tol, hit_a, tol_rel)
-    hit_w = np.zeros(nl, dtype=np.bool_)
-    if ob[0].shape[0] > 0:
-        obstacle_collisions(live, pos0, pos, radius, ob[0], ob[1], tol, hit_w, tol_rel)
-
-    # Goals and stalls of every slot.
-    goals_and_stalls(pos, vel, active, parked, goals, goal_tol, max_speed, speed_fraction,
-                     window, stall, at_goal, moving, stalled, dist)
-    if straight:
-        path_len[:] = dist  # the remaining path is the straight line
-    for q in range(nl):
-        r = rows[q]
-        if timeout_wins:  # CrowdNav's rule: the time-out decides the last step
-            hit_a[q] = False
-            hit_w[q] = False
-        hit_rows[r] = 1 if hit_a[q] else (2 if hit_w[q] else 0)
-        crash_rows[r] = (hit_a[q] or hit_w[q]) and terminate
-        reached_rows[r] = at_goal[live[q]] and not crash_rows[r] and not timeout_wins
+# No function takes the bundles per world: numba increfs every array of a tuple passed to a
+# function (or inlined into one), which costs more than a small world's work. The world loop
+# (:func:`run_worlds`) slices each world's views from the bundles once and writes the phases
+# out in its own body.
 
 
 @njit(cache=True, error_model="numpy")
@@ -283,63 +221,6 @@ def _observe(live, rows, pos, vel, radius, max_speed, targets_all, path_len, dir
             obs_out[r, c] = obs[q, c]
 
 
-@njit(cache=True, error_model="numpy")
-def _phase_b(live, rows, n, reached_rows, crash_rows, hit_rows, sep_a, sep, d_prev, path_len,
-             d0, stalled, intervention, max_speed, moving, at_goal, crowd, on_goal, parked,
-             slot_status, renew, active, time_step, discomfort, weights, timed_out, end_episode,
-             reward_o, term_o, trunc_o, status_o, weighted_o, sep_o, hit_o, alive, extra_terms):
-    """Progress and rewards -> outcomes, then the row outputs; returns whether any is alive."""
-    nl = live.shape[0]
-    reached = np.empty(nl, dtype=np.bool_)
-    crash = np.empty(nl, dtype=np.bool_)
-    collided = np.empty(nl, dtype=np.bool_)
-    for q in range(nl):
-        reached[q] = reached_rows[rows[q]]
-        crash[q] = crash_rows[rows[q]]
-        collided[q] = hit_rows[rows[q]] != 0
-    prog = np.empty(nl)
-    progress(live, d_prev, path_len, d0, prog)
-    t0 = weights.shape[0]
-    weighted = np.empty((nl, t0))
-    reward = np.empty(nl)
-    reward_terms(live, prog, reached, collided, stalled, intervention, max_speed, time_step,
-                 sep_a, discomfort, weights, weighted, reward)
-
-    term = np.empty(nl, dtype=np.bool_)
-    trunc = np.empty(nl, dtype=np.bool_)
-    status = np.empty(nl, dtype=np.int64)
-    leave = np.empty(n, dtype=np.bool_)
-    outcomes(live, reached, crash, stalled, moving, at_goal, crowd, on_goal, timed_out,
-             end_episode, term, trunc, status, leave, parked, slot_status, renew)
-    for i in range(n):
-        if leave[i]:
-            active[i] = False
-
-    any_alive = False
-    n_extra = extra_terms.shape[1]
-    for q in range(nl):
-        r = rows[q]
-        for t in range(t0):
-            weighted_o[r, t] = weighted[q, t]
-        if n_extra:  # the scenario's terms, weighted in Python; their sum is added once
-            extra = extra_terms[r, 0]
-            weighted_o[r, t0] = extra
-            for t in range(1, n_extra):
-                weighted_o[r, t0 + t] = extra_terms[r, t]
-                extra += extra_terms[r, t]
-            reward_o[r] = reward[q] + extra
-        else:
-            reward_o[r] = reward[q]
-        term_o[r] = term[q]
-        trunc_o[r] = trunc[q]
-        status_o[r] = status[q]
-        sep_o[r] = sep[q]
-        hit_o[r] = hit_rows[r]
-        alive[r] = not (term[q] or trunc[q])
-        any_alive = any_alive or alive[r]
-    return any_alive
-
-
 #: :func:`run_worlds` modes.
 BOTH, PHASE_A, PHASE_B, OBSERVE = 0, 1, 2, 3
 
@@ -352,11 +233,14 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
     ``mode``: :data:`BOTH` (phase A then B), :data:`PHASE_A`, :data:`PHASE_B` (Python ran
     between them), or :data:`OBSERVE` (observations and clearances only, at reset). Releases
     the GIL: threads take disjoint blocks of worlds (worlds write disjoint rows, so results do
-    not depend on the number of threads).
+    not depend on the number of threads). The two phases are written out here, not as
+    functions: a call would hand on several dozen arrays, which costs more than a small
+    world's work.
     """
     for j in range(worlds.shape[0]):
         b = worlds[j]
         a0, a1 = off[b], off[b + 1]
+        n = a1 - a0
         t0, t1 = node_off[b], node_off[b + 1]
         o0, o1 = obst.off[b], obst.off[b + 1]
         ob = (obst.points[o0:o1], obst.next_ids[o0:o1], obst.prev_ids[o0:o1],
@@ -365,49 +249,146 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
         nodes = (w.nodes_begin[t0:t1], w.nodes_end[t0:t1], w.nodes_left[t0:t1],
                  w.nodes_right[t0:t1], w.nodes_box[t0:t1])
         live, rr = _live(rows.alive, rows.learned, b, L)  # phase A leaves them as they are
+        nl = live.shape[0]
         pos, vel, active, kd = sl.pos[a0:a1], sl.vel[a0:a1], sl.active[a0:a1], sl.kd[a0:a1]
         radius, max_speed, targets = sl.radius[a0:a1], sl.max_speed[a0:a1], sl.targets[a0:a1]
-        path_len = sl.path_len[a0:a1]
+        path_len, dt = sl.path_len[a0:a1], st.time_step[b]
+        at_goal, moving, stalled = w.at_goal[a0:a1], w.moving[a0:a1], w.stalled[a0:a1]
+        kin = sl.kinematics[a0:a1]
+
         if mode == BOTH or mode == PHASE_A:
-            dt = st.time_step[b]
+            # Phase A. Actions -> preferred velocities (behaviours and kinematics).
+            act = np.empty((nl, rows.act.shape[1]))
+            for q in range(nl):
+                for c in range(act.shape[1]):
+                    act[q, c] = rows.act[rr[q], c]
+            pref = sl.pref[a0:a1]
+            pos0 = pos.copy()
+            crowdnav_collisions = st.crowdnav_collisions[b]
+            vel0 = vel.copy() if crowdnav_collisions else np.empty((0, 2))
+            preferred_velocities(pos0, targets, sl.pref_speed[a0:a1], max_speed,
+                                 sl.noise_ang[a0:a1], sl.noise_mag[a0:a1], st.noisy[b],
+                                 sl.external_steer[a0:a1], kin, live, act, st.world_frame[b],
+                                 st.residual[b], pref)
+            active0 = active.copy()
+
+            # ORCA (the core's doStep on the world's views).
             params = (sl.orca_radius[a0:a1], sl.orca_max_speed[a0:a1], sl.neighbor_dist[a0:a1],
                       sl.max_neighbors[a0:a1], sl.time_horizon[a0:a1],
                       sl.time_horizon_obst[a0:a1], sl.responsibility[a0:a1], sl.layer[a0:a1],
                       sl.avoid_mask[a0:a1])
             tele = (w.new_vel[0:0], sl.n_lines[a0:a1], sl.lp3[a0:a1], sl.corrected[a0:a1],
                     sl.intervention[a0:a1])
+            step_world(pos, vel, pref, active, kd, params, dt, ob, spec.max_nbr, tele, nodes,
+                       w.new_vel[a0:a1])
             step_count[b] += 1
             clock[b] += dt
+
+            # Motion: each learned agent's model realises ORCA's velocity or its own command;
+            # ORCA's telemetry describes a discarded velocity where the command won.
+            safe = sl.safe[a0:a1]
+            for q in range(nl):
+                i = live[q]
+                if move(kin[i], i, safe[i], pos0, pos, vel, pref, dt):
+                    tele[4][i] = 0.0
+                    tele[1][i] = 0
+                    tele[2][i] = False
+                    tele[3][i] = False
+
+            # Swept collisions of the live agents.
+            tol, tol_rel = st.tol[b], st.tol_rel[b]
+            hit_a = np.zeros(nl, dtype=np.bool_)
+            if crowdnav_collisions:
+                agent_collisions_crowdnav(live, pos0, pos, vel0, dt, radius, active0, tol,
+                                          hit_a, tol_rel)
+            else:
+                agent_collisions(live, pos0, pos, radius, active0, tol, hit_a, tol_rel)
+            hit_w = np.zeros(nl, dtype=np.bool_)
+            if ob[0].shape[0] > 0:
+                obstacle_collisions(live, pos0, pos, radius, ob[0], ob[1], tol, hit_w, tol_rel)
             timeout_wins = step_count[b] >= st.last_step[b] and st.timeout_first[b]
-            _phase_a(live, rr, rows.act, pos, vel, sl.pref[a0:a1], active, kd, params, tele, ob,
-                     nodes, w.new_vel[a0:a1], radius, targets, sl.pref_speed[a0:a1], max_speed,
-                     sl.noise_ang[a0:a1], sl.noise_mag[a0:a1], st.noisy[b],
-                     sl.external_steer[a0:a1], sl.kinematics[a0:a1], sl.safe[a0:a1],
-                     sl.parked[a0:a1], sl.goals[a0:a1], sl.goal_tol[a0:a1], sl.stall[a0:a1],
-                     w.at_goal[a0:a1], w.moving[a0:a1], w.stalled[a0:a1], w.dist[a0:a1],
-                     path_len, w.hit, w.crash, w.reached, dt, spec.max_nbr,
-                     st.crowdnav_collisions[b], st.world_frame[b], st.residual[b], st.tol[b],
-                     st.tol_rel[b], st.terminate[b], st.speed_fraction[b], st.window[b],
-                     st.straight[b], timeout_wins)
+
+            # Goals and stalls of every slot.
+            dist = w.dist[a0:a1]
+            goals_and_stalls(pos, vel, active, sl.parked[a0:a1], sl.goals[a0:a1],
+                             sl.goal_tol[a0:a1], max_speed, st.speed_fraction[b], st.window[b],
+                             sl.stall[a0:a1], at_goal, moving, stalled, dist)
+            if st.straight[b]:
+                path_len[:] = dist  # the remaining path is the straight line
+            terminate = st.terminate[b]
+            for q in range(nl):
+                r = rr[q]
+                if timeout_wins:  # CrowdNav's rule: the time-out decides the last step
+                    hit_a[q] = False
+                    hit_w[q] = False
+                w.hit[r] = 1 if hit_a[q] else (2 if hit_w[q] else 0)
+                w.crash[r] = (hit_a[q] or hit_w[q]) and terminate
+                w.reached[r] = at_goal[live[q]] and not w.crash[r] and not timeout_wins
         if mode == PHASE_A:
             continue
+
+        # Proximity (one query for observations and rewards), then the observations.
         prox = _proximity(live, pos, active, kd, radius, ob, nodes, st.range_sq[b], spec.kk,
                           spec.mm)
         _observe(live, rr, pos, vel, radius, max_speed, targets, path_len, ob[3], prox[0],
-                 prox[1], prox[2], spec.universal, st.world_frame[b], st.obs_range[b],
-                 st.time_step[b], spec.low, spec.high, spec.n_extra, spec.time_obs,
-                 step_count[b], st.last_step[b], rows.extra_obs, rows.obs)
+                 prox[1], prox[2], spec.universal, st.world_frame[b], st.obs_range[b], dt,
+                 spec.low, spec.high, spec.n_extra, spec.time_obs, step_count[b],
+                 st.last_step[b], rows.extra_obs, rows.obs)
         if mode == OBSERVE:
-            for q in range(live.shape[0]):
+            for q in range(nl):
                 rows.sep[rr[q]] = prox[4][q]
             continue
-        timed_out = step_count[b] >= st.last_step[b]
-        any_alive = _phase_b(
-            live, rr, a1 - a0, w.reached, w.crash, w.hit, prox[3], prox[4], sl.d_prev[a0:a1],
-            path_len, sl.d0[a0:a1], w.stalled[a0:a1], sl.intervention[a0:a1], max_speed,
-            w.moving[a0:a1], w.at_goal[a0:a1], sl.crowd[a0:a1], sl.on_goal[a0:a1],
-            sl.parked[a0:a1], sl.slot_status[a0:a1], w.renew[a0:a1], active, st.time_step[b],
-            st.discomfort[b], st.weights[b], timed_out, st.end_episode[b], rows.reward,
-            rows.term, rows.trunc, rows.status, rows.weighted, rows.sep, rows.hit, rows.alive,
-            rows.extra_terms)
+
+        # Phase B. Progress and rewards.
+        reached = np.empty(nl, dtype=np.bool_)
+        crash = np.empty(nl, dtype=np.bool_)
+        collided = np.empty(nl, dtype=np.bool_)
+        for q in range(nl):
+            reached[q] = w.reached[rr[q]]
+            crash[q] = w.crash[rr[q]]
+            collided[q] = w.hit[rr[q]] != 0
+        prog = np.empty(nl)
+        progress(live, sl.d_prev[a0:a1], path_len, sl.d0[a0:a1], prog)
+        weights = st.weights[b]
+        nt = weights.shape[0]
+        weighted = np.empty((nl, nt))
+        reward = np.empty(nl)
+        reward_terms(live, prog, reached, collided, stalled, sl.intervention[a0:a1], max_speed,
+                     dt, prox[3], st.discomfort[b], weights, weighted, reward)
+
+        # Outcomes: terminations, truncations, statuses, goal behaviours.
+        term = np.empty(nl, dtype=np.bool_)
+        trunc = np.empty(nl, dtype=np.bool_)
+        status = np.empty(nl, dtype=np.int64)
+        leave = np.empty(n, dtype=np.bool_)
+        outcomes(live, reached, crash, stalled, moving, at_goal, sl.crowd[a0:a1],
+                 sl.on_goal[a0:a1], step_count[b] >= st.last_step[b], st.end_episode[b], term,
+                 trunc, status, leave, sl.parked[a0:a1], sl.slot_status[a0:a1], w.renew[a0:a1])
+        for i in range(n):
+            if leave[i]:
+                active[i] = False
+
+        # The row outputs.
+        any_alive = False
+        n_extra = rows.extra_terms.shape[1]
+        for q in range(nl):
+            r = rr[q]
+            for t in range(nt):
+                rows.weighted[r, t] = weighted[q, t]
+            if n_extra:  # the scenario's terms, weighted in Python; their sum is added once
+                extra = rows.extra_terms[r, 0]
+                rows.weighted[r, nt] = extra
+                for t in range(1, n_extra):
+                    rows.weighted[r, nt + t] = rows.extra_terms[r, t]
+                    extra += rows.extra_terms[r, t]
+                rows.reward[r] = reward[q] + extra
+            else:
+                rows.reward[r] = reward[q]
+            rows.term[r] = term[q]
+            rows.trunc[r] = trunc[q]
+            rows.status[r] = status[q]
+            rows.sep[r] = prox[4][q]
+            rows.hit[r] = w.hit[r]
+            rows.alive[r] = not (term[q] or trunc[q])
+            any_alive = any_alive or rows.alive[r]
         world_done[b] = not any_alive
