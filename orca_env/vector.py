@@ -192,7 +192,7 @@ class OrcaVectorEnv(VectorEnv):
             shape = getattr(raw, "shape", None)
             raise ValueError(f"actions must be a ({self.num_envs}, {size}) array of real "
                              f"numbers, got shape {shape} dtype {getattr(raw, 'dtype', None)}")
-        act = raw.astype(np.float64)
+        act = np.array(raw, dtype=np.float64, order="C")  # the pipeline's fixed layout
         act[~self._batch.alive] = 0.0  # rows of finished agents are ignored
         bad, clipped = clip_actions(act)
         if bad >= 0:
