@@ -99,6 +99,8 @@ class WorldBatch:
         self.offsets = np.zeros(B + 1, dtype=np.int64)
         self._obst = None
         self._world_has_obstacles = np.zeros(B, dtype=bool)
+        #: (any world noisy, any slot steered in Python, any world guided), set at load.
+        self._flags = (False, False, False)
         self._sizes = np.zeros(B, dtype=np.int64)
         self._alloc(self._sizes)
         self.extra_obs = np.zeros((B * L, self._spec.n_extra))
@@ -207,6 +209,8 @@ class WorldBatch:
             self._obst = concat_obstacles([ep.sim for ep in self.episodes])
             self._world_has_obstacles = np.diff(self._obst.off) > 0
         self._spec = self._spec._replace(max_nbr=int(sl.max_neighbors.max(initial=0)))
+        self._flags = (bool(self._settings.noisy.any()), bool(sl.external_steer.any()),
+                       not bool(self._settings.straight.all()))
 
     # -- guidance and goals (Python) -----------------------------------------------------
     def update_targets(self, worlds: Sequence[int]) -> None:
@@ -305,9 +309,10 @@ class WorldBatch:
                          weighted=np.zeros((rows_n, self.num_terms)),
                          sep=np.full(rows_n, np.inf), hit=np.zeros(rows_n, dtype=np.int8),
                          acted=self.alive.copy(), world_done=np.zeros(self.num_worlds, dtype=bool))
-        if self._settings.noisy.any():
+        noisy, external, guided = self._flags
+        if noisy:
             self._draw_noise()
-        if self._slots.external_steer.any():
+        if external:
             self._steer_external()
         if self.debug_world is not None:
             self.episodes[self.debug_world].sim.record_step_start()
@@ -318,7 +323,6 @@ class WorldBatch:
         args = (self.offsets, self._node_off, self.num_learned, self._slots, self._settings,
                 self._spec, self._obst, self._work, rows, self.step_counts, self.clock,
                 res.world_done)
-        guided = not self._settings.straight.all()
         if middle is None and not guided:
             self._call(BOTH, *args)
         else:

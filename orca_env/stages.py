@@ -255,6 +255,11 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
         path_len, dt = sl.path_len[a0:a1], st.time_step[b]
         at_goal, moving, stalled = w.at_goal[a0:a1], w.moving[a0:a1], w.stalled[a0:a1]
         kin = sl.kinematics[a0:a1]
+        # What phase A hands to phase B, per live agent (kept here when both run, else read
+        # back from the agent rows of ``w``).
+        reached = np.empty(nl, dtype=np.bool_)
+        crash = np.empty(nl, dtype=np.bool_)
+        collided = np.empty(nl, dtype=np.bool_)
 
         if mode == BOTH or mode == PHASE_A:
             # Phase A. Actions -> preferred velocities (behaviours and kinematics).
@@ -265,7 +270,7 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
             pref = sl.pref[a0:a1]
             pos0 = pos.copy()
             crowdnav_collisions = st.crowdnav_collisions[b]
-            vel0 = vel.copy() if crowdnav_collisions else np.empty((0, 2))
+            vel0 = vel.copy() if crowdnav_collisions else w.new_vel[0:0]
             preferred_velocities(pos0, targets, sl.pref_speed[a0:a1], max_speed,
                                  sl.noise_ang[a0:a1], sl.noise_mag[a0:a1], st.noisy[b],
                                  sl.external_steer[a0:a1], kin, live, act, st.world_frame[b],
@@ -321,9 +326,12 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
                 if timeout_wins:  # CrowdNav's rule: the time-out decides the last step
                     hit_a[q] = False
                     hit_w[q] = False
+                collided[q] = hit_a[q] or hit_w[q]
+                crash[q] = collided[q] and terminate
+                reached[q] = at_goal[live[q]] and not crash[q] and not timeout_wins
                 w.hit[r] = 1 if hit_a[q] else (2 if hit_w[q] else 0)
-                w.crash[r] = (hit_a[q] or hit_w[q]) and terminate
-                w.reached[r] = at_goal[live[q]] and not w.crash[r] and not timeout_wins
+                w.crash[r] = crash[q]
+                w.reached[r] = reached[q]
         if mode == PHASE_A:
             continue
 
@@ -340,13 +348,11 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
             continue
 
         # Phase B. Progress and rewards.
-        reached = np.empty(nl, dtype=np.bool_)
-        crash = np.empty(nl, dtype=np.bool_)
-        collided = np.empty(nl, dtype=np.bool_)
-        for q in range(nl):
-            reached[q] = w.reached[rr[q]]
-            crash[q] = w.crash[rr[q]]
-            collided[q] = w.hit[rr[q]] != 0
+        if mode == PHASE_B:
+            for q in range(nl):
+                reached[q] = w.reached[rr[q]]
+                crash[q] = w.crash[rr[q]]
+                collided[q] = w.hit[rr[q]] != 0
         prog = np.empty(nl)
         progress(live, sl.d_prev[a0:a1], path_len, sl.d0[a0:a1], prog)
         weights = st.weights[b]
