@@ -7,9 +7,6 @@ episode lifecycle is :mod:`orca_env.episode`, the agent table :mod:`orca_env.age
 
 from __future__ import annotations
 
-import numbers
-import os
-import sys
 import warnings
 from typing import Any
 
@@ -25,6 +22,8 @@ from .env_state import EnvState
 from .episode import (
     MIXTURE_SPAWN_DRAWS,
     WorldConfig,
+    announce_compilation,
+    check_seed,
     crowdnav_last_step,
     draw_episode,
     redraw_warning,
@@ -38,46 +37,7 @@ from .stages import WorldEpisode
 from .step import clip_actions
 
 __all__ = ["OrcaEnv", "parallel_env", "env", "raw_env", "INFO_LEVELS", "MIXTURE_SPAWN_DRAWS",
-           "crowdnav_last_step", "make_batch", "check_seed"]
-
-_announced = False
-
-
-def announce_compilation() -> None:
-    """Say once per process, on stderr, that numba is about to compile (15-20 s of silence).
-
-    numba compiles the kernels on first use and caches them on disk (``__pycache__`` beside the
-    package, or ``NUMBA_CACHE_DIR``); later processes load them in a fraction of a second. The
-    cache check reads numba's index file of the pipeline's step kernel, a numba internal: when
-    it cannot be read, nothing is said.
-    """
-    global _announced
-    if _announced:
-        return
-    _announced = True
-    try:
-        from .stages import run_worlds
-
-        index = run_worlds._cache._cache_file._index_path
-        cached = os.path.exists(index)
-        where = os.path.dirname(index)
-    except Exception:  # noqa: BLE001  (numba internals differ between versions)
-        return
-    if not cached:
-        print(f"orca-env: compiling numba kernels, once per machine and version (about 20 s); "
-              f"cache: {where} (set NUMBA_CACHE_DIR to move it, e.g. for containers or "
-              f"cluster workers)", file=sys.stderr, flush=True)
-
-
-def check_seed(name: str, seed: Any, allow_list: bool = True) -> None:
-    """Refuse a seed that is not None or a non-negative integer."""
-    if seed is None:
-        return
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        what = "None, a non-negative integer or a list of them" if allow_list else \
-            "None or a non-negative integer"
-        raise ValueError(f"{name} must be {what}, got {seed!r}")
-
+           "crowdnav_last_step", "make_batch"]
 
 def make_batch(env: OrcaEnv, num_worlds: int, num_threads: int) -> WorldBatch:
     """The step pipeline for ``num_worlds`` worlds of ``env``'s config and spaces."""
@@ -451,8 +411,8 @@ class OrcaEnv(EnvState, ParallelEnv):
         term_d = dict(zip(agents, res.term[r].tolist(), strict=True))
         trunc_d = dict(zip(agents, res.trunc[r].tolist(), strict=True))
         if self._full_infos:
-            infos = step_infos(agents, res, r, self._live_before(r), batch.slots,
-                               self._wc.table, self.reward_term_names)
+            infos = step_infos(agents, res, r, batch.learned[r], batch.slots, self._wc.table,
+                               self.reward_term_names)
         else:
             infos = compact_infos(agents, res.status[r])
         done = res.term[r] | res.trunc[r]
@@ -460,9 +420,6 @@ class OrcaEnv(EnvState, ParallelEnv):
             self.agents = [a for a, d in zip(agents, done.tolist(), strict=True) if not d]
             self._agent_set = set(self.agents)
         return obs_d, rew_d, term_d, trunc_d, infos
-
-    def _live_before(self, rows: np.ndarray) -> np.ndarray:
-        return self._batch.learned[rows]
 
     def _actions_to_array(self, actions: dict) -> np.ndarray:
         if not isinstance(actions, dict):

@@ -10,6 +10,9 @@ mixture's draws and redraws. The step pipeline (:mod:`orca_env.pipeline`) takes 
 from __future__ import annotations
 
 import math
+import numbers
+import os
+import sys
 import warnings
 from typing import Any
 
@@ -23,13 +26,50 @@ from .observations import TIME_FEATURE, UNIVERSAL_DEFAULTS
 from .rewards import TERMS, extra_weights
 from .scenarios import SpawnError, make_scenario
 from .scenarios.base import RANDOM_RADIUS, RANDOM_SPEED
-from .stages import WorldEpisode
+from .stages import WorldEpisode, run_worlds
 
 __all__ = ["WorldConfig", "build_episode", "draw_episode", "crowdnav_last_step",
-           "MIXTURE_SPAWN_DRAWS"]
+           "MIXTURE_SPAWN_DRAWS", "announce_compilation", "check_seed"]
 
 #: Draws a mixture makes at one reset before a scenario's SpawnError ends it.
 MIXTURE_SPAWN_DRAWS = 10
+
+
+_announced = False
+
+
+def announce_compilation() -> None:
+    """Say once per process, on stderr, that numba is about to compile (15-20 s of silence).
+
+    numba compiles the kernels on first use and caches them on disk (``__pycache__`` beside the
+    package, or ``NUMBA_CACHE_DIR``); later processes load them in a fraction of a second. The
+    cache check reads numba's index file of the pipeline's step kernel, a numba internal: when
+    it cannot be read, nothing is said.
+    """
+    global _announced
+    if _announced:
+        return
+    _announced = True
+    try:
+        index = run_worlds._cache._cache_file._index_path
+        cached = os.path.exists(index)
+        where = os.path.dirname(index)
+    except Exception:  # noqa: BLE001  (numba internals differ between versions)
+        return
+    if not cached:
+        print(f"orca-env: compiling numba kernels, once per machine and version (about 20 s); "
+              f"cache: {where} (set NUMBA_CACHE_DIR to move it, e.g. for containers or "
+              f"cluster workers)", file=sys.stderr, flush=True)
+
+
+def check_seed(name: str, seed: Any, allow_list: bool = True) -> None:
+    """Refuse a seed that is not None or a non-negative integer."""
+    if seed is None:
+        return
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        what = "None, a non-negative integer or a list of them" if allow_list else \
+            "None or a non-negative integer"
+        raise ValueError(f"{name} must be {what}, got {seed!r}")
 
 
 def crowdnav_last_step(max_steps: int, time_step: float) -> tuple[int, bool]:

@@ -48,6 +48,7 @@ from .stages import (
     WorldEpisode,
     concat_obstacles,
     run_worlds,
+    run_worlds_entry,
 )
 
 __all__ = ["WorldBatch", "WorldEpisode", "StepResult"]
@@ -279,7 +280,7 @@ class WorldBatch:
                 sl.pref[slots] = v
 
     def _call(self, mode: int, *args) -> None:
-        kernel = _entry_point(mode, self._all, *args)
+        kernel = run_worlds_entry(mode, self._all, *args)
         if self._pool is None:
             kernel(mode, self._all, *args)
             return
@@ -472,29 +473,6 @@ class WorldBatch:
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
-
-
-#: The compiled ``run_worlds`` once resolved (see :func:`_entry_point`).
-_RUN_WORLDS_ENTRY: list = []
-
-
-def _entry_point(*args: Any) -> Any:
-    """``run_worlds``'s compiled entry point, resolved once per process from real arguments.
-
-    numba's dispatcher types every argument on every call, which for the pipeline's bundles
-    (about 100 arrays in named tuples) costs about 10 us, as much as a small world's step. The
-    bundles are built by this module with fixed dtypes and layouts, and the one array from
-    outside, the actions, is made C-contiguous float64 by the envs, so every call has the same
-    argument types: the first call goes through the dispatcher (compiling or loading the
-    cache), later ones call the compiled entry point directly.
-    """
-    if not _RUN_WORLDS_ENTRY:
-        from numba import typeof  # noqa: PLC0415  (once per process)
-
-        run_worlds(args[0], args[1][:0], *args[2:])  # no world: compiles or loads only
-        sig = tuple(typeof(a) for a in args)
-        _RUN_WORLDS_ENTRY.append(run_worlds.overloads[sig].entry_point)
-    return _RUN_WORLDS_ENTRY[0]
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numba import njit
+from numba import njit, typeof
 
 from .collisions import agent_collisions, agent_collisions_crowdnav, obstacle_collisions
 from .core import Simulator
@@ -34,7 +34,8 @@ from .rewards import progress, reward_terms
 from .step import goals_and_stalls, outcomes, preferred_velocities
 
 __all__ = ["Slots", "Rows", "Settings", "Spec", "Work", "Obstacles", "WorldEpisode", "StepResult",
-           "concat_obstacles", "run_worlds", "BOTH", "PHASE_A", "PHASE_B", "OBSERVE"]
+           "concat_obstacles", "run_worlds", "run_worlds_entry", "BOTH", "PHASE_A", "PHASE_B",
+           "OBSERVE"]
 
 #: Per-slot arrays, concatenated over worlds. The ``orca_*`` parameters, ``pos`` .. ``kd`` and
 #: the telemetry are the worlds' ``Simulator`` storage; ``radius`` is the agent's own (collisions,
@@ -398,3 +399,24 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
             rows.alive[r] = not (term[q] or trunc[q])
             any_alive = any_alive or rows.alive[r]
         world_done[b] = not any_alive
+
+
+#: The compiled ``run_worlds`` once resolved (see :func:`run_worlds_entry`).
+_RUN_WORLDS_ENTRY: list = []
+
+
+def run_worlds_entry(*args: Any) -> Any:
+    """``run_worlds``'s compiled entry point, resolved once per process from real arguments.
+
+    numba's dispatcher types every argument on every call, which for the pipeline's bundles
+    (about 100 arrays in named tuples) costs about 10 us, as much as a small world's step.
+    :mod:`orca_env.pipeline` builds the bundles with fixed dtypes and layouts, and the envs make
+    the one array from outside, the actions, C-contiguous float64, so every call has the same
+    argument types: the first call goes through the dispatcher (compiling or loading the
+    cache), later ones call the compiled entry point directly.
+    """
+    if not _RUN_WORLDS_ENTRY:
+        run_worlds(args[0], args[1][:0], *args[2:])  # no world: compiles or loads only
+        sig = tuple(typeof(a) for a in args)
+        _RUN_WORLDS_ENTRY.append(run_worlds.overloads[sig].entry_point)
+    return _RUN_WORLDS_ENTRY[0]

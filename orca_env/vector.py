@@ -19,8 +19,8 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 from gymnasium.vector import AutoresetMode, VectorEnv
 
-from .environment import OrcaEnv, announce_compilation, check_seed, make_batch
-from .episode import WorldConfig, draw_episode, redraw_warning
+from .environment import OrcaEnv, make_batch
+from .episode import WorldConfig, announce_compilation, check_seed, draw_episode, redraw_warning
 from .step import clip_actions
 
 __all__ = ["OrcaVectorEnv"]
