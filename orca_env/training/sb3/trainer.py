@@ -568,26 +568,10 @@ def run_experiment(config: str | os.PathLike | None = None, *, run_dir: str | No
                    ship_result: bool = False, num_env_runners: int | None = None) -> dict:
     """Train (or resume), evaluate and optionally ship one SB3 run.
 
-    Everything that can reject the run (the config, the env, the algorithm's arguments, the
-    seeds, the ship name, the checkpoint to resume) is checked before the run folder is created
-    or changed.
-
-    Args:
-        config: Training YAML (default: :data:`~orca_env.training.config.DEFAULT_CONFIG`);
-            ignored on resume.
-        run_dir: The run folder (default: a new ``<runs_root>/<name>_s<seed>_<time>``).
-        runs_root: Where new run folders go.
-        resume: A run folder to continue from its newest sound checkpoint, with its saved
-            config.
-        n_timesteps: Overrides ``n_timesteps`` (also on resume: the new budget).
-        n_envs: Overrides ``n_envs``.
-        seed: Overrides ``seed``.
-        eval_episodes: Overrides ``eval.n_episodes``.
-        evaluate: Run the final three-way comparison.
-        video: Render the comparison's video.
-        progress_bar: Show SB3's progress bar.
-        ship_result: :func:`ship` the result under the config's name.
-        num_env_runners: Must be ``None`` (only backend rllib has env runners).
+    The arguments are those of :func:`orca_env.training.experiment.run_experiment`, which
+    dispatches here for every backend but rllib; ``num_env_runners`` must be ``None`` (only
+    backend rllib has env runners). Everything that can reject the run is checked before the
+    run folder is created or changed.
 
     Returns:
         ``{"run_dir", "stats" (training statistics), "results" (comparison reports or None)}``.
