@@ -180,6 +180,7 @@ def _eval_run(args: argparse.Namespace) -> int:
     from .evaluation import eval_seeds, evaluate, format_table, report_hash  # noqa: PLC0415
     from .evaluation.overrides import config_overrides, parse_set_items  # noqa: PLC0415
     from .evaluation.suite import prepare_out_dir  # noqa: PLC0415
+    from .scenarios import SpawnError  # noqa: PLC0415
 
     # The --out folder this command creates, removed again if the command is rejected.
     new_out = args.out if args.out is not None and not os.path.exists(args.out) else None
@@ -195,7 +196,7 @@ def _eval_run(args: argparse.Namespace) -> int:
             trajectories=args.trajectories, logs=args.logs, debug_agent=args.debug_agent,
             video_size=args.video_size, video_format=args.video_format,
             progress=not args.quiet)
-    except (ValueError, FileNotFoundError) as exc:  # bad input: a message, no traceback
+    except (ValueError, FileNotFoundError, SpawnError) as exc:  # bad input: a message
         _drop_empty(new_out)
         raise CommandError(str(exc)) from exc
     except ImportError as exc:  # a missing extra: what to install

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .codes import STATE_FEATURES, Population, StateField
+from .core.simulator import MAX_COORD
 from .frames import frame_axes, world_to_frame
 from .pipeline import WorldBatch
 from .step import goal_velocities
@@ -163,8 +164,10 @@ class EnvState:
             g = np.asarray(goals, dtype=np.float64)
         except (TypeError, ValueError):
             g = None
-        if g is None or g.shape != (ids.size, 2) or not np.isfinite(g).all():
-            raise ValueError(f"goals must be {ids.size} finite (x, y) pairs, got {goals!r}")
+        if g is None or g.shape != (ids.size, 2) or not np.isfinite(g).all() \
+                or not (np.abs(g) <= MAX_COORD).all():
+            raise ValueError(f"goals must be {ids.size} finite (x, y) pairs within "
+                             f"+-{MAX_COORD:g} m (the core's coordinate bound), got {goals!r}")
         self._batch.set_goals(0, ids, g)
 
     def state(self) -> np.ndarray:

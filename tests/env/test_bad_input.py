@@ -202,3 +202,14 @@ def test_pickle_and_deepcopy_after_render():
     for out in outs[1:]:
         assert all(np.array_equal(outs[0][0][k], out[0][k]) for k in outs[0][0])
     assert clone.render().shape == frame.shape  # a new renderer, built on demand
+
+
+@pytest.mark.parametrize("value", [1e12, -2e9, float("inf")])
+def test_goals_beyond_the_core_coordinate_bound_are_refused(value):
+    env = orca_env.parallel_env("circle_dense")
+    env.reset(seed=0)
+    before = env.goals.copy()
+    with pytest.raises(ValueError, match=r"goals must be 1 finite .* within \+-1e\+09 m"):
+        env.set_goals([[value, 0.0]], slots=[0])
+    assert np.array_equal(env.goals, before)  # nothing changed
+    env.set_goals([[1e9, 0.0]], slots=[0])  # the bound itself is fine

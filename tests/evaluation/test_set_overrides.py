@@ -61,3 +61,16 @@ def test_set_list_items_with_a_shipped_config_name():
                                                                 "max_steps=1e2"]))
     assert out["groups"][1]["count"] == 2 and out["groups"][0]["population"] == "learned"
     assert out["max_steps"] == 100.0  # 1e2 is a number, as in config files
+
+
+def test_eval_of_a_layout_that_cannot_be_placed_is_one_line(tmp_path, capsys):
+    # A circle too small for its agents: the scenario's SpawnError, as a one-line error.
+    from eval_checks import one_line_error
+
+    with pytest.raises(SystemExit) as stop:
+        main(["eval", "circle_dense", "--episodes", "1", "--quiet",
+              "--set", "scenario_kwargs.circle_radius=0.5", "--set", "scenario_kwargs.jitter=0",
+              "--out", str(tmp_path / "out")])
+    assert stop.value.code == 2
+    assert "circle_v0" in one_line_error(capsys, "eval")
+    assert not (tmp_path / "out").exists()  # the rejected command leaves no empty --out
