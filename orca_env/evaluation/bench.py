@@ -144,8 +144,13 @@ class Suite:
 
     def seeds(self, entry: SuiteEntry) -> list[int]:
         """The evaluation seeds of ``entry``'s episodes."""
+        first, last = self.seed_span(entry)
+        return list(range(first, last + 1))
+
+    def seed_span(self, entry: SuiteEntry) -> tuple[int, int]:
+        """The first and the last evaluation seed of ``entry`` (no list is built)."""
         first = self.seed + entry.seed_offset
-        return list(range(first, first + entry.episodes))
+        return first, first + entry.episodes - 1
 
     def select(self, names: Sequence[str] = (), tags: Sequence[str] = (),
                arg: str = "entries") -> Suite:
@@ -193,13 +198,13 @@ def _check_seeds(suite: Suite, where: str) -> None:
     """Every entry's seeds are evaluation seeds and no two entries share a seed."""
     spans = []
     for e in suite.entries:
-        seeds = suite.seeds(e)
-        if seeds and (seeds[0] not in EVAL_SEEDS or seeds[-1] not in EVAL_SEEDS):
-            raise ValueError(f"{where}: entry {e.name!r} would use seeds {seeds[0]}..{seeds[-1]}"
+        first, last = suite.seed_span(e)  # a range check, not a list: episodes may be huge
+        if first not in EVAL_SEEDS or last not in EVAL_SEEDS:
+            raise ValueError(f"{where}: entry {e.name!r} would use seeds {first}..{last}"
                              f", outside the evaluation seeds {EVAL_SEEDS.start}.."
                              f"{EVAL_SEEDS.stop - 1} (seed {suite.seed} + seed_offset "
                              f"{e.seed_offset} + episode)")
-        spans.append((seeds[0], seeds[-1], e.name))
+        spans.append((first, last, e.name))
     spans.sort()
     offsets = sorted(e.seed_offset for e in suite.entries)
     room = min((b - a for a, b in zip(offsets, offsets[1:], strict=False)), default=None)
@@ -471,7 +476,7 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
         here = f"suite {suite.name!r}, entry {e.name!r} (config {e.config!r})"
         try:
             env = OrcaEnv(e.path, **{**e.overrides, "render_mode": None})
-            env.reset(seed=suite.seeds(e)[0])
+            env.reset(seed=suite.seed_span(e)[0])
         except (ValueError, SpawnError) as exc:
             raise ValueError(f"{here}: {exc}") from exc
         resolved: dict[str, Any] = {}
@@ -495,7 +500,7 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
                 "description": e.description, "scenario": env.config.scenario,
                 "num_agents": int(env.sim.radii.shape[0]),
                 "num_learned": len(env.possible_agents), "max_steps": int(env.max_steps),
-                "episodes": e.episodes, "seeds": [suite.seeds(e)[0], suite.seeds(e)[-1]]}
+                "episodes": e.episodes, "seeds": list(suite.seed_span(e))}
         env.close()
         prepared.append((e, info, runs))
 

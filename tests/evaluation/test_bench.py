@@ -432,6 +432,10 @@ entries:
      "entry 'a' would use seeds 19995..20004, outside the evaluation seeds 10000..19999"),
     ("seed: 11000\nentries: [{name: a, config: doorway, tag: x, seed_offset: -1, episodes: 1}]\n",
      "seed_offset must be an integer >= 0"),
+    # A billion episodes: refused by the range check, without building the seed list (issue 27).
+    ("seed: 11000\nentries: [{name: a, config: doorway, tag: x, seed_offset: 0, "
+     "episodes: 1000000000}]\n",
+     "entry 'a' would use seeds 11000..1000010999, outside the evaluation seeds"),
     ("seed: 11000\nentries: [{name: a, config: doorway, tag: x, seed_offset: 0, episodes: 1, "
      "set: {groups.7.count: 2}}]\n",
      "entry 'a': set 'groups.7.count': 'groups' is a list of 2 items"),
