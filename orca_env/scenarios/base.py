@@ -23,20 +23,23 @@ Hooks, in call order at ``reset``:
    crowd agents with ``on_goal: new_goal``.
 
 Optional hooks that extend what learned agents see and are paid, without editing the env (in
-the spirit of PettingZoo MPE's and VMAS's ``observation()`` and ``reward()``); both receive the
-env (read its public state: ``env.sim``, ``env.goals``, ``env.targets``, ``env.radii``,
-``env.max_speeds``, ``env.path_lengths``, ``env.step_count``, ...) and ``slots``, the ``(k,)``
-int64 simulator ids of the agents concerned, in agent order:
+the spirit of PettingZoo MPE's and VMAS's ``observation()`` and ``reward()``); both receive
+``view``, the step pipeline's batch (:class:`orca_env.pipeline.WorldBatch`: read its public
+arrays ``view.positions``, ``view.velocities``, ``view.goals``, ``view.targets``,
+``view.radii``, ``view.max_speeds``, ``view.path_lengths``, ``view.step_counts_of(slots)``,
+``view.max_steps_of(slots)``, ...) and ``slots``, the ``(k,)`` int64 batch slots of the agents
+concerned in every world running the scenario (one call per step, not one per world):
 
-5. ``observation_features(env, slots) -> (k, F)``: the scenario's own observation features,
+5. ``observation_features(view, slots) -> (k, F)``: the scenario's own observation features,
    declared in ``EXTRA_OBSERVATIONS`` as ``(name, low, high)`` and appended after the standard
    layout (clipped to ``[low, high]``). Called at ``reset`` and after every step.
-6. ``reward_terms(env, slots) -> (k, T)``: raw values of the scenario's own reward terms,
+6. ``reward_terms(view, slots) -> (k, T)``: raw values of the scenario's own reward terms,
    declared in ``EXTRA_REWARDS`` as ``{name: default weight}`` (the config's ``rewards.extra``
    overrides weights). Called after the core step, before agents that finished leave; each
    weighted term is added to the reward and reported in ``infos[agent]['reward_terms']``.
 
-``docs/extending.md`` works through a scenario, a reward term and an observation feature.
+``docs/extending.md`` works through a scenario, a reward term, an observation feature, a
+behaviour and a kinematics model.
 """
 
 from __future__ import annotations
@@ -49,8 +52,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["Scenario", "World", "SpawnError", "sample_pairs", "rectangle", "RANDOM_RADIUS",
-           "RANDOM_SPEED"]
+__all__ = ["Scenario", "World", "SpawnError", "sample_pairs", "any_overlap", "rectangle",
+           "RANDOM_RADIUS", "RANDOM_SPEED"]
 
 #: CrowdNav's ``randomize_attributes`` (``Agent.sample_random_attributes``): radius ~ U(0.3,
 #: 0.5) m and preferred speed v_pref ~ U(0.5, 1.5) m/s, drawn v_pref first.
@@ -285,7 +288,7 @@ class Scenario:
         """
         return starts[ids].copy()
 
-    def observation_features(self, env: Any, slots: np.ndarray) -> np.ndarray:
+    def observation_features(self, view: Any, slots: np.ndarray) -> np.ndarray:
         """``(len(slots), len(EXTRA_OBSERVATIONS))`` own observation features.
 
         Only called when ``EXTRA_OBSERVATIONS`` is not empty. Vectors should be given in the
@@ -294,13 +297,39 @@ class Scenario:
         raise NotImplementedError(f"{self.name} declares EXTRA_OBSERVATIONS but does not "
                                   f"implement observation_features")
 
-    def reward_terms(self, env: Any, slots: np.ndarray) -> np.ndarray:
+    def reward_terms(self, view: Any, slots: np.ndarray) -> np.ndarray:
         """``(len(slots), len(EXTRA_REWARDS))`` raw (unweighted) own reward terms.
 
         Only called when ``EXTRA_REWARDS`` is not empty.
         """
         raise NotImplementedError(f"{self.name} declares EXTRA_REWARDS but does not implement "
                                   f"reward_terms")
+
+
+def any_overlap(points: np.ndarray, radii: np.ndarray) -> bool:
+    """Whether two of the discs ``points`` (``(n, 2)``, m) with ``radii`` (``(n,)``) overlap.
+
+    Sort and sweep along x: only pairs closer in x than the two largest radii are measured, so
+    memory is O(n) and time O(n log n) for spread-out layouts (an n x n distance matrix needs
+    6 GiB at 20,000 agents). A pair overlaps when its centre distance, ``np.linalg.norm`` of
+    the difference as in a distance matrix, is below the sum of its radii.
+    """
+    n = len(points)
+    if n < 2:
+        return False
+    order = np.argsort(points[:, 0], kind="stable")
+    p = points[order]
+    r = radii[order]
+    reach = 2.0 * float(radii.max())
+    reach = reach * (1.0 + 1e-9) + 1e-12  # a margin for rounding: never miss a pair
+    for k in range(1, n):
+        near = (p[k:, 0] - p[:-k, 0]) < reach
+        if not near.any():
+            return False
+        d = np.linalg.norm(p[k:][near] - p[:-k][near], axis=1)
+        if np.any(d < r[k:][near] + r[:-k][near]):
+            return True
+    return False
 
 
 def sample_pairs(rng: np.random.Generator, sim: Any, radii: np.ndarray,

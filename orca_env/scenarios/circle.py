@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import Scenario, SpawnError, World
+from .base import Scenario, SpawnError, World, any_overlap
 
 
 class Circle(Scenario):
@@ -65,9 +65,7 @@ class Circle(Scenario):
             starts = r[:, None] * np.stack([np.cos(a), np.sin(a)], axis=1)
             if self.jitter == 0.0 or n < 2:
                 return starts, -starts
-            d = np.linalg.norm(starts[:, None] - starts[None], axis=2)
-            np.fill_diagonal(d, np.inf)
-            if np.all(d >= radii[:, None] + radii[None]):
+            if not any_overlap(starts, radii):
                 return starts, -starts
         raise SpawnError(f"{self.name}: no overlap-free layout with jitter={self.jitter} m in "
                          f"100 tries; lower jitter or enlarge circle_radius")

@@ -136,3 +136,29 @@ def test_a_positive_parameter_says_so_for_zero_and_negatives(value):
     assert make_scenario("circle_v0", jitter=0.0).jitter == 0.0
     with pytest.raises(ValueError, match=r"'jitter' of circle_v0 must be >= 0, got -1.0"):
         make_scenario("circle_v0", jitter=-1.0)
+
+
+def test_any_overlap_matches_the_distance_matrix():
+    from orca_env.scenarios.base import any_overlap
+
+    rng = np.random.default_rng(3)
+    seen = set()
+    for n in (2, 7, 60, 300):
+        for _ in range(50):
+            p = rng.uniform(0.0, np.sqrt(n), (n, 2))
+            r = rng.uniform(0.1, 0.4, n)
+            d = np.linalg.norm(p[:, None] - p[None], axis=2)
+            np.fill_diagonal(d, np.inf)
+            want = not np.all(d >= r[:, None] + r[None])
+            assert any_overlap(p, r) == want
+            seen.add(want)
+    assert seen == {True, False}  # both outcomes were exercised
+
+
+def test_a_large_jittered_circle_places_in_linear_memory():
+    # 20,000 agents: a distance matrix would need 6 GiB (issue 27, item 5).
+    env = orca_env.parallel_env("circle_dense", scenario_kwargs={"circle_radius": 4000.0},
+                                groups=[{"population": "learned", "count": 20000,
+                                         "radius": 0.3, "max_speed": 1.0}])
+    env.reset(seed=0)
+    assert env.starts.shape == (20000, 2)
