@@ -152,11 +152,35 @@ def _segments_intersect(ax, ay, bx, by, cx, cy, dx, dy):
 
 @njit(cache=True)
 def _self_intersects(v):
-    """Any two non-adjacent edges of the closed polygon v touch, or adjacent edges fold back."""
+    """Any two non-adjacent edges of the closed polygon v touch, or adjacent edges fold back.
+
+    Sort and sweep: edges sorted by the low end of their x range, each tested only against the
+    edges whose x range overlaps its own (the others cannot share a point), so a polygon of m
+    vertices costs O(m log m) unless many edges span the same x range.
+    """
     k = v.shape[0]
+    x0 = np.empty(k)
+    x1 = np.empty(k)
+    y0 = np.empty(k)
+    y1 = np.empty(k)
     for i in range(k):
         i2 = (i + 1) % k
-        for j in range(i + 1, k):
+        x0[i] = min(v[i, 0], v[i2, 0])
+        x1[i] = max(v[i, 0], v[i2, 0])
+        y0[i] = min(v[i, 1], v[i2, 1])
+        y1[i] = max(v[i, 1], v[i2, 1])
+    order = np.argsort(x0)
+    for p in range(k):
+        e = order[p]
+        for q in range(p + 1, k):
+            f = order[q]
+            if x0[f] > x1[e]:
+                break  # this and every later edge starts right of edge e
+            if y0[f] > y1[e] or y0[e] > y1[f]:
+                continue
+            i = min(e, f)
+            j = max(e, f)
+            i2 = (i + 1) % k
             j2 = (j + 1) % k
             if j == i2 or i == j2:
                 # Adjacent edges share one vertex; they intersect only if they overlap (fold back).
