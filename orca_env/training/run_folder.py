@@ -49,12 +49,13 @@ import yaml
 
 from orca_env.files import atomic_write_text
 
-from .config import REPO_ROOT
+from .config import REPO_ROOT, TrainConfigError
 
 __all__ = ["MODEL_FILE", "CONFIG_FILE", "NAME_FILE", "COMMAND_FILE", "GIT_FILE",
            "VECNORMALIZE_FILE", "REPLAY_BUFFER_FILE", "TRAIN_STATS_FILE", "CHECKPOINT_DIR",
            "CHECKPOINT_PREFIX", "TB_DIR", "EVAL_DIR", "COMPARISON_TXT", "COMPARISON_JSON",
-           "RUN_NAME", "CHECKPOINT_ZIP", "SHIP_NAME", "git_info", "new_run_dir", "run_name",
+           "RUN_NAME", "CHECKPOINT_ZIP", "SHIP_NAME", "git_info", "new_run_dir",
+           "check_new_run_dir", "run_name",
            "check_ship_name", "write_run_info", "RLLIB_CHECKPOINT_DIR", "RLLIB_WEIGHTS_FILE",
            "checkpoint_steps", "model_siblings",
            "checkpoint_candidates", "latest_checkpoint", "resolve_model"]
@@ -113,6 +114,25 @@ def new_run_dir(cfg: dict, config_path: str, runs_root: str) -> str:
     while os.path.exists(path):
         path, i = f"{base}-{i}", i + 1
     return path
+
+
+def check_new_run_dir(run_dir: str) -> None:
+    """Refuse a ``--run-dir`` that would mix two runs: an existing non-empty folder, or a file.
+
+    A new run writes ``model.zip``, ``config.yaml`` and numbered checkpoints; into a folder of
+    an earlier run it would overwrite some of them and leave the others, so that a later
+    ``--resume`` continues the wrong weights. Resuming is what ``--resume`` is for.
+
+    Raises:
+        TrainConfigError: Naming the folder and what to do instead.
+    """
+    if os.path.isdir(run_dir):
+        if os.listdir(run_dir):
+            raise TrainConfigError(f"--run-dir {run_dir!r} exists and is not empty: pass "
+                                   f"--resume {run_dir} to continue that run, or name a new "
+                                   f"folder")
+    elif os.path.lexists(run_dir):
+        raise TrainConfigError(f"--run-dir {run_dir!r} exists and is not a folder")
 
 
 def run_name(run_dir: str) -> str:

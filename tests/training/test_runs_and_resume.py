@@ -135,3 +135,21 @@ def test_a_signal_saves_a_checkpoint_that_resume_continues(tmp_path, sig):
                          progress_bar=False)
     assert res["stats"]["timesteps"] >= steps + 256
     assert (run / "model.zip").is_file()
+
+
+def test_a_new_run_into_an_earlier_run_folder_is_refused_and_changes_nothing(run, tmp_path,
+                                                                             capsys):
+    # Issue 27, item 2: a second run into a run folder mixed two runs' checkpoints.
+    before = {p: os.path.getmtime(p) for p in glob.glob(str(run / "**"), recursive=True)}
+    code = main(["--config", str(tiny_config(tmp_path)), "--run-dir", str(run), "--no-eval",
+                 "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "exists and is not empty" in err, err
+    assert f"--resume {run}" in err
+    after = {p: os.path.getmtime(p) for p in glob.glob(str(run / "**"), recursive=True)}
+    assert after == before
+    afile = tmp_path / "a_file"
+    afile.write_text("x")
+    code = main(["--config", str(tiny_config(tmp_path)), "--run-dir", str(afile), "--no-eval",
+                 "--no-progress"])
+    assert code == 2 and "is not a folder" in capsys.readouterr().err

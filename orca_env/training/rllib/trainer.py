@@ -54,6 +54,7 @@ from ..run_folder import (
     RLLIB_CHECKPOINT_DIR,
     RLLIB_WEIGHTS_FILE,
     TRAIN_STATS_FILE,
+    check_new_run_dir,
     new_run_dir,
     run_name,
     write_run_info,
@@ -194,7 +195,10 @@ def run_experiment(config: str | os.PathLike | None = None, *, run_dir: str | No
                          f"evaluation seeds 10_000..19_999; pick another seed")
     algorithm_config(cfg)  # RLlib's verdict on hyperparams and policy_kwargs, before any file
     config_name = os.path.splitext(os.path.basename(os.fspath(cfg_path)))[0]
-    run_dir = run_dir or new_run_dir(cfg, os.fspath(cfg_path), runs_root)
+    if run_dir is not None:
+        check_new_run_dir(run_dir)  # never mix two runs in one folder
+    else:
+        run_dir = new_run_dir(cfg, os.fspath(cfg_path), runs_root)
     write_run_info(run_dir, cfg, config_name)
     print(f"Run folder: {run_dir}")
     t_all = time.perf_counter()

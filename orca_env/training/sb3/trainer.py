@@ -47,6 +47,7 @@ from ..run_folder import (
     TB_DIR,
     TRAIN_STATS_FILE,
     VECNORMALIZE_FILE,
+    check_new_run_dir,
     check_ship_name,
     checkpoint_candidates,
     model_siblings,
@@ -606,8 +607,10 @@ def run_experiment(config: str | os.PathLike | None = None, *, run_dir: str | No
     check_training_seeds(cfg)
     if resume:
         resume_from, _ = find_checkpoint(run_dir, cfg)
+    elif run_dir is not None:
+        check_new_run_dir(run_dir)  # before anything is built or written
     else:
-        run_dir = run_dir or new_run_dir(cfg, cfg_path, runs_root)
+        run_dir = new_run_dir(cfg, cfg_path, runs_root)
     built = _build(cfg, run_dir, resume_from)
     try:
         write_run_info(run_dir, cfg, config_name)
