@@ -45,8 +45,8 @@ def build_parser(prog: str = "train.py") -> argparse.ArgumentParser:
                    help=f"training YAML, looked up in the current folder, then in the "
                         f"repository root, or a shipped config's name "
                         f"({', '.join(names('train'))}) (default: {DEFAULT_CONFIG})")
-    p.add_argument("--run-dir", default=None, help="run folder (default: <runs-root>/<name>_s"
-                   "<seed>_<time>)")
+    p.add_argument("--run-dir", default=None, help="run folder, new or empty (default: "
+                   "<runs-root>/<name>_s<seed>_<time>); to continue a run use --resume")
     p.add_argument("--runs-root", default="runs",
                    help="folder of new run folders (default: %(default)s, in the current folder)")
     p.add_argument("--resume", default=None, metavar="RUN_DIR",
