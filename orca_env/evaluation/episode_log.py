@@ -57,6 +57,11 @@ _KEYS = (*_PER_STEP, "statuses", "active", "times", "selected", "orca_lines",
          "obstacle_offsets", "boundary", "extent")
 #: Bounds of a frame's long side, pixels (the renderer's limits).
 MIN_SIZE, MAX_SIZE = 240, 8192
+#: Bounds a log's values must respect to replay: coordinates (the core's), lengths, speeds,
+#: the frame rate and the title's length (frames draw it).
+_MAX_COORD, _MAX_LENGTH, _MAX_SPEED = 1e9, 1e6, 1e4
+_FPS_RANGE = (1e-2, 1e3)
+_MAX_TITLE = 1000
 
 
 class _LogError(Exception):
@@ -302,8 +307,9 @@ class EpisodeLog:
                             f"shape {meta_arr.shape}")
         try:
             meta = json.loads(str(meta_arr))
-        except ValueError as exc:
-            raise _LogError(f"'meta' is not valid JSON ({exc})") from None
+        except (ValueError, RecursionError) as exc:  # RecursionError: absurdly deep nesting
+            raise _LogError(f"'meta' is not valid JSON ({type(exc).__name__}: "
+                            f"{str(exc)[:200]})") from None
         if not isinstance(meta, dict):
             raise _LogError(f"'meta' must be a JSON object, got {type(meta).__name__}")
         if meta.get("format") != LOG_FORMAT:
@@ -314,8 +320,14 @@ class EpisodeLog:
             if key in meta and (isinstance(meta[key], bool) or not isinstance(meta[key], kinds)):
                 raise _LogError(f"meta {key!r} has the wrong type: {meta[key]!r}")
         fps = meta.get("render_fps")
-        if fps is not None and not _positive_number(fps):
-            raise _LogError(f"meta 'render_fps' must be a finite number > 0, got {fps!r}")
+        if fps is not None and not (_positive_number(fps) and
+                                    _FPS_RANGE[0] <= fps <= _FPS_RANGE[1]):
+            raise _LogError(f"meta 'render_fps' must be a finite number > 0, within "
+                            f"{_FPS_RANGE[0]:g} .. {_FPS_RANGE[1]:g}, got {fps!r}")
+        title = meta.get("title")
+        if isinstance(title, str) and (len(title) > _MAX_TITLE or "\x00" in title):
+            raise _LogError(f"meta 'title' must be at most {_MAX_TITLE} characters without NUL, "
+                            f"got {len(title)} characters")
 
         pos = z["positions"]
         if pos.ndim != 3 or pos.shape[0] < 1 or pos.shape[2] != 2:
@@ -364,6 +376,26 @@ class EpisodeLog:
         extent = z["extent"]
         if extent.shape != () or not _positive_number(float(extent)):
             raise _LogError(f"'extent' must be a number > 0, got {extent!r}")
+        # Values, not only shapes: what loads must replay (a NaN position hung the renderer).
+        for key, bound in (("positions", _MAX_COORD), ("goals", _MAX_COORD),
+                           ("targets", _MAX_COORD), ("obstacle_points", _MAX_COORD),
+                           ("boundary", _MAX_COORD), ("velocities", _MAX_SPEED),
+                           ("pref_velocities", _MAX_SPEED), ("max_speeds", _MAX_SPEED),
+                           ("extent", _MAX_COORD), ("orca_lines", _MAX_COORD)):
+            a = z[key]
+            if a.size and not (np.isfinite(a).all() and (np.abs(a) <= bound).all()):
+                raise _LogError(f"{key!r} must hold finite values within +-{bound:g}")
+        radii = z["radii"]
+        if not (np.isfinite(radii).all() and (radii > 0).all() and (radii <= _MAX_LENGTH).all()):
+            raise _LogError(f"'radii' must be finite and in (0, {_MAX_LENGTH:g}] m")
+        times = z["times"]
+        if not (np.isfinite(times).all() and (np.diff(times) >= 0).all()):
+            raise _LogError("'times' must be finite and non-decreasing")
+        if boundary.size and boundary.shape[0] < 3:
+            raise _LogError(f"'boundary' must have 0 or at least 3 vertices, got "
+                            f"{boundary.shape[0]}")
+        if off.size > 1 and (np.diff(off) < 2).any():
+            raise _LogError("every obstacle in 'obstacle_points' needs at least 2 vertices")
         static = {
             "radii": z["radii"], "populations": z["populations"],
             "max_speeds": z["max_speeds"],

@@ -29,6 +29,14 @@ def _meta(src, **changes):
     return np.array(json.dumps(meta))
 
 
+def _poke(src, key, value):
+    """``key``'s array of the log ``src`` with its first entry set to ``value``."""
+    with np.load(src, allow_pickle=False) as z:
+        a = z[key].astype(np.float64)
+    a.reshape(-1)[0] = value
+    return a
+
+
 BROKEN = {
     "empty": (lambda src, dst: open(dst, "wb").close(), "not a valid .npz file"),
     "truncated": (lambda src, dst: open(dst, "wb").write(open(src, "rb").read()[:3000]),
@@ -55,6 +63,30 @@ BROKEN = {
         "'statuses' holds codes outside"),
     "bad_offsets": (lambda src, dst: _rewrite(src, dst, obstacle_offsets=np.array([0, 5])),
                     "'obstacle_offsets' must rise from 0 to"),
+    # Values, not only shapes (issue 27, items 9 and 10): each of these loaded and then hung
+    # or crashed the replay.
+    "nan_position": (lambda src, dst: _rewrite(src, dst, positions=_poke(src, "positions",
+                                                                       np.nan)),
+                     "'positions' must hold finite values"),
+    "inf_velocity": (lambda src, dst: _rewrite(src, dst, velocities=_poke(src, "velocities",
+                                                                        np.inf)),
+                     "'velocities' must hold finite values"),
+    "nan_radius": (lambda src, dst: _rewrite(src, dst, radii=_poke(src, "radii", np.nan)),
+                   "'radii' must be finite"),
+    "nan_max_speed": (lambda src, dst: _rewrite(src, dst, max_speeds=_poke(src, "max_speeds",
+                                                                         np.nan)),
+                      "'max_speeds' must hold finite values"),
+    "one_vertex_boundary": (lambda src, dst: _rewrite(src, dst, boundary=np.zeros((1, 2))),
+                            "'boundary' must have 0 or at least 3 vertices"),
+    "tiny_fps": (lambda src, dst: _rewrite(src, dst, meta=_meta(src, render_fps=1e-9)),
+                 "'render_fps' must be a finite number > 0, within"),
+    "nul_title": (lambda src, dst: _rewrite(src, dst, meta=_meta(src, title="a\x00b")),
+                  "'title' must be at most"),
+    "huge_title": (lambda src, dst: _rewrite(src, dst, meta=_meta(src, title="x" * 10**6)),
+                   "'title' must be at most"),
+    "deep_meta": (lambda src, dst: _rewrite(src, dst, meta=np.array(
+        '{"format": 1, "x": ' + "[" * 100_000 + "]" * 100_000 + "}")),
+        "'meta' is not valid JSON (RecursionError"),
     # A pickled object array: never unpickled (allow_pickle=False), refused with a message.
     "pickle": (lambda src, dst: _rewrite(src, dst, meta=np.array([{"format": 1}], dtype=object)),
                "not a valid .npz file"),
