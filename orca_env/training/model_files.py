@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import os
 import zipfile
 from typing import Any, NamedTuple
@@ -225,21 +226,39 @@ def save_normalizer(venv: Any, path: str | os.PathLike) -> None:
 
 
 
-def _read_npz(path: str, what: str, fmt: int, legacy_message: str) -> dict:
+#: The largest member a normaliser NPZ may declare (its arrays are one observation long).
+NORMALIZER_MAX_BYTES = 64 * 2**20
+
+
+def _read_npz(path: str, what: str, fmt: int, legacy_message: str,
+              max_bytes: int | None = None) -> dict:
     """The arrays of one of our NPZ files (never a pickle), checked for its ``format`` number.
+
+    With ``max_bytes``, every member's declared size is checked before anything is read, so a
+    small file that inflates to gigabytes (a zip bomb) is refused without being unpacked.
 
     Raises:
         LegacyPickleError: If ``path`` is a ``.pkl`` (``legacy_message`` says why and how).
-        ValueError: If the file is not a readable NPZ of format ``fmt``.
+        ValueError: If the file is not a readable NPZ of format ``fmt``, declares a member over
+            ``max_bytes``, or holds a member that is not a ``.npy`` array.
     """
     if path.endswith(".pkl"):
         raise LegacyPickleError(legacy_message)
     try:
+        if max_bytes is not None:
+            with zipfile.ZipFile(path) as zf:
+                for info in zf.infolist():
+                    if info.file_size > max_bytes:
+                        raise ValueError(f"member {info.filename!r} declares {info.file_size} "
+                                         f"bytes, over the {max_bytes} a {what} may hold")
         with np.load(path, allow_pickle=False) as z:
             raw = {k: z[k] for k in z.files}
-    except (OSError, EOFError, ValueError, zipfile.BadZipFile) as exc:
+    except (OSError, EOFError, ValueError, zipfile.BadZipFile, MemoryError) as exc:
         raise ValueError(f"{what} {path!r} is not a readable NPZ "
                          f"({type(exc).__name__}: {exc})") from exc
+    bad = [k for k, v in raw.items() if not isinstance(v, np.ndarray)]
+    if bad:  # numpy returns a member that is no .npy file as bytes
+        raise ValueError(f"{what} {path!r}: member {bad[0]!r} is not a .npy array")
     if raw.get("format", np.array(-1)).shape != () or int(raw["format"]) != fmt:
         raise ValueError(f"{what} {path!r}: 'format' must be {fmt}, got {raw.get('format')!r}")
     return raw
@@ -256,7 +275,8 @@ def load_normalizer(path: str | os.PathLike) -> dict[str, Any]:
         ValueError: If the file is not a normaliser NPZ of this format.
     """
     path = os.fspath(path)
-    raw = _read_npz(path, "normaliser", NORMALIZER_FORMAT, _legacy_message(path, "normaliser"))
+    raw = _read_npz(path, "normaliser", NORMALIZER_FORMAT, _legacy_message(path, "normaliser"),
+                    max_bytes=NORMALIZER_MAX_BYTES)
     want = [*_NORM_FLAGS, *_NORM_SCALARS, "ret_mean", "ret_var", "ret_count"]
     if "norm_obs" in raw and bool(raw["norm_obs"]):
         want += ["obs_mean", "obs_var", "obs_count"]
@@ -274,6 +294,21 @@ def load_normalizer(path: str | os.PathLike) -> dict[str, Any]:
         out[f"{name}_mean"] = mean.astype(np.float64)
         out[f"{name}_var"] = var.astype(np.float64)
         out[f"{name}_count"] = float(raw[f"{name}_count"])
+        # Values: a policy fed inf means or a negative variance acts on garbage.
+        if not np.isfinite(out[f"{name}_mean"]).all():
+            raise ValueError(f"normaliser {path!r}: {name}_mean must be finite")
+        if not (np.isfinite(out[f"{name}_var"]).all() and (out[f"{name}_var"] >= 0).all()):
+            raise ValueError(f"normaliser {path!r}: {name}_var must be finite and >= 0")
+        if not (math.isfinite(out[f"{name}_count"]) and out[f"{name}_count"] >= 0):
+            raise ValueError(f"normaliser {path!r}: {name}_count must be finite and >= 0, got "
+                             f"{out[f'{name}_count']!r}")
+    # A clip may be inf (no clipping); NaN compares false and is refused with the rest.
+    for key, ok, rule in (("clip_obs", out["clip_obs"] > 0, "> 0"),
+                          ("clip_reward", out["clip_reward"] > 0, "> 0"),
+                          ("gamma", 0 < out["gamma"] <= 1, "in (0, 1]"),
+                          ("epsilon", 0 < out["epsilon"] < math.inf, "finite and > 0")):
+        if not ok:
+            raise ValueError(f"normaliser {path!r}: {key} must be {rule}, got {out[key]!r}")
     return out
 
 

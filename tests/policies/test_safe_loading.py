@@ -193,3 +193,58 @@ def test_loader_output_is_unchanged_by_the_new_format(trained):
     want, _ = ref.predict(pol.normalize(obs.astype(np.float32)), deterministic=True)
     got = pol.act(obs)
     np.testing.assert_array_equal(got, np.clip(want.astype(np.float64), -1, 1))
+
+
+def _normaliser_with(tmp_path, **changes):
+    from orca_env.training.model_files import NORMALIZER_FORMAT
+
+    src = os.path.join(SHIPPED_MODEL, "vecnormalize.npz")
+    with np.load(src, allow_pickle=False) as z:
+        arrays = {k: z[k] for k in z.files}
+    assert int(arrays["format"]) == NORMALIZER_FORMAT
+    arrays.update(changes)
+    path = tmp_path / "vecnormalize.npz"
+    np.savez(path, **arrays)
+    return str(path)
+
+
+@pytest.mark.parametrize("changes, match", [
+    ({"obs_mean": "inf"}, "obs_mean must be finite"),
+    ({"obs_var": "neg"}, "obs_var must be finite and >= 0"),
+    ({"clip_obs": np.array(np.nan)}, "clip_obs must be > 0"),
+    ({"epsilon": np.array(-1.0)}, "epsilon must be finite and > 0"),
+    ({"gamma": np.array(1.5)}, "gamma must be in"),
+    ({"obs_count": np.array(np.nan)}, "obs_count must be finite"),
+])
+def test_a_normaliser_with_bad_values_is_refused_naming_the_file(tmp_path, changes, match):
+    # Issue 27, item 12: these loaded and made the policy act on garbage or fail later.
+    from orca_env.training.model_files import load_normalizer
+
+    src = os.path.join(SHIPPED_MODEL, "vecnormalize.npz")
+    with np.load(src, allow_pickle=False) as z:
+        mean, var = z["obs_mean"].copy(), z["obs_var"].copy()
+    fixed = {"inf": np.where(np.arange(mean.size) == 0, np.inf, mean),
+             "neg": np.where(np.arange(var.size) == 0, -1.0, var)}
+    changes = {k: fixed[v] if isinstance(v, str) else v for k, v in changes.items()}
+    path = _normaliser_with(tmp_path, **changes)
+    with pytest.raises(ValueError, match=match) as exc:
+        load_normalizer(path)
+    assert repr(path) in str(exc.value)
+
+
+def test_a_normaliser_member_that_is_not_npy_or_inflates_is_refused(tmp_path):
+    import zipfile
+
+    from orca_env.training import model_files
+
+    path = _normaliser_with(tmp_path)
+    with zipfile.ZipFile(path, "a") as zf:
+        zf.writestr("notes.txt", b"not an array")
+    with pytest.raises(ValueError, match="member 'notes.txt' is not a .npy array"):
+        model_files.load_normalizer(path)
+    bomb = tmp_path / "bomb.npz"
+    with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("obs_mean.npy", b"\0" * (model_files.NORMALIZER_MAX_BYTES + 1))
+    assert bomb.stat().st_size < 1_000_000  # small on disk, large when read
+    with pytest.raises(ValueError, match="declares .* bytes, over the"):
+        model_files.load_normalizer(str(bomb))
