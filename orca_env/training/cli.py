@@ -10,6 +10,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
 
@@ -88,6 +89,12 @@ def main(argv: list[str] | None = None, prog: str = "train.py") -> int:
     try:
         if args.resume is None:
             resolve_config_path(args.config or DEFAULT_CONFIG)
+        elif not os.path.isfile(os.path.join(args.resume, "config.yaml")):
+            raise FileNotFoundError(f"--resume {args.resume!r} is not a run folder (it has no "
+                                    f"config.yaml)")
+        if args.resume is None and args.run_dir is None and os.path.exists(args.runs_root) \
+                and not os.path.isdir(args.runs_root):
+            raise FileNotFoundError(f"--runs-root {args.runs_root!r} is not a folder")
     except FileNotFoundError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -106,6 +113,10 @@ def main(argv: list[str] | None = None, prog: str = "train.py") -> int:
         return EXIT_FAILURE
     except NoCheckpointError as exc:
         print(exc, file=sys.stderr)
+        return EXIT_FAILURE
+    except OSError as exc:  # a read-only or full disk, a path that is a file: one line
+        print(f"{prog}: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
+              file=sys.stderr)
         return EXIT_FAILURE
     except TrainingInterrupted as exc:
         where = f"saved the checkpoint {exc.checkpoint}" if exc.checkpoint else "nothing saved"

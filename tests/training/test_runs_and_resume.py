@@ -153,3 +153,15 @@ def test_a_new_run_into_an_earlier_run_folder_is_refused_and_changes_nothing(run
     code = main(["--config", str(tiny_config(tmp_path)), "--run-dir", str(afile), "--no-eval",
                  "--no-progress"])
     assert code == 2 and "is not a folder" in capsys.readouterr().err
+
+
+def test_resume_of_a_folder_that_is_no_run_and_a_runs_root_that_is_a_file(tmp_path, capsys):
+    # Issue 27, item 15: both were tracebacks.
+    assert main(["--resume", str(tmp_path / "typo")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "is not a run folder (it has no config.yaml)" in err, err
+    afile = tmp_path / "runs"
+    afile.write_text("x")
+    assert main(["--config", str(tiny_config(tmp_path)), "--runs-root", str(afile)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--runs-root" in err and "is not a folder" in err, err
