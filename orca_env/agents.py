@@ -97,12 +97,10 @@ def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: fl
     for g_idx, g in enumerate(groups):
         where = f"groups[{g_idx}]"
         b = behaviour(g.population)
-        if b.learned and b.check is not None:
-            b.check(g, where)
         if not b.learned and not g.safety_layer:
             raise ValueError(f"config key '{where}.safety_layer' applies to learned groups "
                              f"only, got false for population {g.population!r}")
-        if not b.learned and b.check is not None:
+        if b.check is not None:
             b.check(g, where)
         if g.randomize_attributes:
             for key in ("radius", "max_speed"):

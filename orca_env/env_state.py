@@ -11,8 +11,11 @@ from typing import Any
 import numpy as np
 
 from .codes import STATE_FEATURES, Population, StateField
+from .config import EnvConfig, GroupConfig
 from .core.simulator import MAX_COORD
+from .episode import WorldConfig
 from .frames import frame_axes, world_to_frame
+from .mixture import Mixture
 from .pipeline import WorldBatch
 from .step import goal_velocities
 
@@ -29,6 +32,97 @@ def heuristic_actions(batch: WorldBatch, live: np.ndarray, world_frame: bool) ->
 
 class EnvState:
     """Read-only accessors of :class:`~orca_env.environment.OrcaEnv` (see there)."""
+
+    # -- settings of the current episode (the mixture entry drawn at reset) -----------------
+    @property
+    def episode_config(self) -> EnvConfig:
+        """The config of the current episode: ``config``, or the mixture entry drawn at reset.
+
+        Before the first reset of a mixture it is entry 0 at the low end of its ranges.
+        """
+        return self._wc.config
+
+    @property
+    def world_config(self) -> WorldConfig:
+        """This episode's resolved config (:class:`~orca_env.episode.WorldConfig`)."""
+        return self._wc
+
+    @property
+    def mixture(self) -> Mixture | None:
+        """The config's :class:`~orca_env.mixture.Mixture` (``None`` without one)."""
+        return self._mixture
+
+    @property
+    def scenario(self):
+        """This episode's scenario object."""
+        return self._wc.scenario
+
+    @property
+    def groups(self) -> list[GroupConfig]:
+        """This episode's groups."""
+        return self._wc.groups
+
+    @property
+    def group_names(self) -> list[str]:
+        """Names of this episode's groups, in order."""
+        return self._wc.table.group_names
+
+    @property
+    def time_step(self) -> float:
+        """Seconds per step."""
+        return self._wc.time_step
+
+    @property
+    def max_steps(self) -> int:
+        """The step limit."""
+        return self._wc.max_steps
+
+    @property
+    def universal_layout(self) -> bool:
+        """Whether observations use the universal layout (``observation.layout``)."""
+        return self._wc.universal
+
+    @property
+    def num_obs_agents(self) -> int:
+        """K, agents in an observation."""
+        return self._wc.num_obs_agents
+
+    @property
+    def num_obs_obstacles(self) -> int:
+        """M, obstacle segments in an observation."""
+        return self._wc.num_obs_obstacles
+
+    @property
+    def obs_range(self) -> float:
+        """The observation range, m."""
+        return self._wc.obs_range
+
+    @property
+    def reward_term_names(self) -> tuple[str, ...]:
+        """Names of the reward terms, built-in then the scenario's, as in ``reward_terms``."""
+        return self._wc.reward_term_names
+
+    @property
+    def mixture_weights(self) -> list[float] | None:
+        """The mixture's entry weights (``None`` without a mixture); see ``set_mixture_weights``."""
+        return None if self._mixture is None else self._mixture.weights
+
+    def set_mixture_weights(self, weights: Any) -> None:
+        """Draw the mixture's entries with new weights from the next ``reset`` on.
+
+        For schedules and curricula (the training config's ``stages``): the episode under way
+        is not touched, and the entries, their ranges, the agents and the spaces stay as they
+        are. ``config`` keeps the weights the env was built with.
+
+        Args:
+            weights: One finite number > 0 per mixture entry, in entry order.
+
+        Raises:
+            ValueError: If the env has no mixture, or on a bad list (nothing changes then).
+        """
+        if self._mixture is None:
+            raise ValueError("set_mixture_weights: this env's config has no mixture")
+        self._mixture.set_weights(weights)
 
     # -- public read-only state (scenario hooks, policies, tests) ---------------------------
     def _slot_array(self, name: str) -> np.ndarray:

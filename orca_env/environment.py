@@ -17,7 +17,7 @@ from pettingzoo import ParallelEnv
 from pettingzoo.utils.conversions import parallel_to_aec, parallel_to_aec_wrapper
 
 from .codes import STATE_FEATURES
-from .config import EnvConfig, GroupConfig, load_config
+from .config import EnvConfig, load_config
 from .env_state import EnvState
 from .episode import (
     MIXTURE_SPAWN_DRAWS,
@@ -41,7 +41,7 @@ __all__ = ["OrcaEnv", "parallel_env", "env", "raw_env", "INFO_LEVELS", "MIXTURE_
 
 def make_batch(env: OrcaEnv, num_worlds: int, num_threads: int) -> WorldBatch:
     """The step pipeline for ``num_worlds`` worlds of ``env``'s config and spaces."""
-    wc = env._wc
+    wc = env.world_config
     space = env.observation_spaces[env.possible_agents[0]]
     spec = {"kk": wc.num_obs_agents, "mm": wc.num_obs_obstacles, "universal": wc.universal,
             "time_obs": wc.time_obs, "extra_obs": len(wc.extra_obs)}
@@ -232,87 +232,6 @@ class OrcaEnv(EnvState, ParallelEnv):
         self._renderer = None
         #: Slot whose ORCA half-planes the renderer draws in an inset (None: no inset).
         self.debug_agent: int | None = None
-
-    # -- settings of the current episode (the mixture entry drawn at reset) -----------------
-    @property
-    def episode_config(self) -> EnvConfig:
-        """The config of the current episode: ``config``, or the mixture entry drawn at reset.
-
-        Before the first reset of a mixture it is entry 0 at the low end of its ranges.
-        """
-        return self._wc.config
-
-    @property
-    def scenario(self):
-        """This episode's scenario object."""
-        return self._wc.scenario
-
-    @property
-    def groups(self) -> list[GroupConfig]:
-        """This episode's groups."""
-        return self._wc.groups
-
-    @property
-    def group_names(self) -> list[str]:
-        """Names of this episode's groups, in order."""
-        return self._wc.table.group_names
-
-    @property
-    def time_step(self) -> float:
-        """Seconds per step."""
-        return self._wc.time_step
-
-    @property
-    def max_steps(self) -> int:
-        """The step limit."""
-        return self._wc.max_steps
-
-    @property
-    def universal_layout(self) -> bool:
-        """Whether observations use the universal layout (``observation.layout``)."""
-        return self._wc.universal
-
-    @property
-    def num_obs_agents(self) -> int:
-        """K, agents in an observation."""
-        return self._wc.num_obs_agents
-
-    @property
-    def num_obs_obstacles(self) -> int:
-        """M, obstacle segments in an observation."""
-        return self._wc.num_obs_obstacles
-
-    @property
-    def obs_range(self) -> float:
-        """The observation range, m."""
-        return self._wc.obs_range
-
-    @property
-    def reward_term_names(self) -> tuple[str, ...]:
-        """Names of the reward terms, built-in then the scenario's, as in ``reward_terms``."""
-        return self._wc.reward_term_names
-
-    @property
-    def mixture_weights(self) -> list[float] | None:
-        """The mixture's entry weights (``None`` without a mixture); see ``set_mixture_weights``."""
-        return None if self._mixture is None else self._mixture.weights
-
-    def set_mixture_weights(self, weights: Any) -> None:
-        """Draw the mixture's entries with new weights from the next ``reset`` on.
-
-        For schedules and curricula (the training config's ``stages``): the episode under way
-        is not touched, and the entries, their ranges, the agents and the spaces stay as they
-        are. ``config`` keeps the weights the env was built with.
-
-        Args:
-            weights: One finite number > 0 per mixture entry, in entry order.
-
-        Raises:
-            ValueError: If the env has no mixture, or on a bad list (nothing changes then).
-        """
-        if self._mixture is None:
-            raise ValueError("set_mixture_weights: this env's config has no mixture")
-        self._mixture.set_weights(weights)
 
     # -- PettingZoo API --------------------------------------------------------------------
     def observation_space(self, agent: str) -> spaces.Box:

@@ -99,17 +99,18 @@ class OrcaVectorEnv(VectorEnv):
             np.broadcast_to(self.single_observation_space.high, (B * L, d)), dtype=np.float32)
         self.action_space = spaces.Box(-1.0, 1.0, (B * L, self.single_action_space.shape[0]),
                                        dtype=np.float32)
-        self._mixture = e._mixture
+        self._mixture = e.mixture
         # Per world: its resolved config (its own scenario object), generator and seed.
-        self._configs = [e._wc] + [WorldConfig(e._wc.config) for _ in range(B - 1)]
+        wc = e.world_config
+        self._configs = [wc] + [WorldConfig(wc.config) for _ in range(B - 1)]
         self._entry_configs: list[dict] = [{} for _ in range(B)]
         self._rngs: list = [None] * B
         self._rng_seeds: list = [None] * B
         self._seed_episodes = [0] * B
         #: Mixture draws made again because their agents could not be placed.
         self.mixture_redraws = 0
-        self._batch = make_batch(e, B, int(e._wc.config.num_threads or 1))
-        self._hooks = bool(e._wc.extra_obs or e._wc.extra_terms)
+        self._batch = make_batch(e, B, int(wc.config.num_threads or 1))
+        self._hooks = bool(wc.extra_obs or wc.extra_terms)
         self._warned_clip = False
         self._started = False
 
