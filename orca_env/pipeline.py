@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from .behaviours import REGISTRY as BEHAVIOURS
 from .rewards import TERMS
 from .stages import (
     BOTH,
@@ -243,8 +244,7 @@ class WorldBatch:
         """New goals from the scenarios for crowd slots that reached theirs."""
         sl = self._slots
         renew = self._work.renew
-        worlds = np.flatnonzero(np.add.reduceat(renew, self.offsets[:-1])
-                                if renew.size else np.zeros(0))
+        worlds = np.flatnonzero(np.add.reduceat(renew, self.offsets[:-1]))
         for b in worlds.tolist():
             ep, s = self.episodes[b], self._world_slice(b)
             ids = np.flatnonzero(renew[s])
@@ -267,10 +267,8 @@ class WorldBatch:
 
     def _steer_external(self) -> None:
         """Preferred velocities of slots whose behaviour steers in Python (all worlds at once)."""
-        from .behaviours import REGISTRY  # noqa: PLC0415  (user behaviours register late)
-
         sl = self._slots
-        for b in REGISTRY.values():
+        for b in BEHAVIOURS.values():  # the registry itself: behaviours registered later too
             if b.steer is None:
                 continue
             slots = np.flatnonzero(sl.external_steer & (sl.population == b.code) & sl.active)

@@ -63,6 +63,10 @@ Spec = namedtuple("Spec", ("kk", "mm", "universal", "time_obs", "n_extra", "low"
 Work = namedtuple("Work", ("nodes_begin", "nodes_end", "nodes_left", "nodes_right", "nodes_box",
                            "new_vel", "at_goal", "moving", "stalled", "renew", "dist", "hit",
                            "reached", "crash"))
+#: What the proximity stage hands to observations and rewards, per live agent: neighbour ids
+#: (nl, K), segment ids (nl, M) and closest points (nl, M, 2), the clearance to the nearest agent
+#: and to the nearest agent or obstacle (nl,), m.
+Proximity = namedtuple("Proximity", ("nbr", "seg", "closest", "sep_agents", "sep"))
 #: The worlds' ``Obstacles`` fields concatenated, with vertex and index-box offsets (B + 1,).
 Obstacles = namedtuple("Obstacles", ("points", "next_ids", "prev_ids", "unit_dirs", "convex",
                                      "seg_order", "seg_boxes", "off", "box_off"))
@@ -153,9 +157,7 @@ def _proximity(live, pos, active, kd, radius, ob, nodes, range_sq, kk, mm):
     """Nearest agents and segments of the live agents: one query, for observations and rewards.
 
     Returns:
-        ``(nbr (nl, K) int64, seg (nl, M) int64, closest (nl, M, 2), sep_agents (nl,), sep
-        (nl,))``: neighbour ids, segment ids and closest points, the clearance to the nearest
-        agent and to the nearest agent or obstacle, m.
+        A :data:`Proximity` bundle.
     """
     nl = live.shape[0]
     kq = max(kk, 1)
@@ -182,7 +184,7 @@ def _proximity(live, pos, active, kd, radius, ob, nodes, range_sq, kk, mm):
     else:
         seg = np.full((nl, mm), -1, dtype=np.int64)
         closest = np.zeros((nl, mm, 2))
-    return np.ascontiguousarray(nbr[:, :kk]), seg, closest, sep_a, sep
+    return Proximity(np.ascontiguousarray(nbr[:, :kk]), seg, closest, sep_a, sep)
 
 
 @njit(cache=True, error_model="numpy")
@@ -339,13 +341,13 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
         # Proximity (one query for observations and rewards), then the observations.
         prox = _proximity(live, pos, active, kd, radius, ob, nodes, st.range_sq[b], spec.kk,
                           spec.mm)
-        _observe(live, rr, pos, vel, radius, max_speed, targets, path_len, ob[3], prox[0],
-                 prox[1], prox[2], spec.universal, st.world_frame[b], st.obs_range[b], dt,
+        _observe(live, rr, pos, vel, radius, max_speed, targets, path_len, ob[3], prox.nbr,
+                 prox.seg, prox.closest, spec.universal, st.world_frame[b], st.obs_range[b], dt,
                  spec.low, spec.high, spec.n_extra, spec.time_obs, step_count[b],
                  st.last_step[b], rows.extra_obs, rows.obs)
         if mode == OBSERVE:
             for q in range(nl):
-                rows.sep[rr[q]] = prox[4][q]
+                rows.sep[rr[q]] = prox.sep[q]
             continue
 
         # Phase B. Progress and rewards.
@@ -361,7 +363,7 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
         weighted = np.empty((nl, nt))
         reward = np.empty(nl)
         reward_terms(live, prog, reached, collided, stalled, sl.intervention[a0:a1], max_speed,
-                     dt, prox[3], st.discomfort[b], weights, weighted, reward)
+                     dt, prox.sep_agents, st.discomfort[b], weights, weighted, reward)
 
         # Outcomes: terminations, truncations, statuses, goal behaviours.
         term = np.empty(nl, dtype=np.bool_)
@@ -394,7 +396,7 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
             rows.term[r] = term[q]
             rows.trunc[r] = trunc[q]
             rows.status[r] = status[q]
-            rows.sep[r] = prox[4][q]
+            rows.sep[r] = prox.sep[q]
             rows.hit[r] = w.hit[r]
             rows.alive[r] = not (term[q] or trunc[q])
             any_alive = any_alive or rows.alive[r]

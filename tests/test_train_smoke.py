@@ -9,6 +9,8 @@ import sys
 
 import pytest
 import yaml
+from tiny_training import TINY_ENV
+from tiny_training import tiny_config as shared_tiny_config
 
 pytest.importorskip("stable_baselines3")
 
@@ -24,22 +26,12 @@ from orca_env.training.run_folder import run_name  # noqa: E402
 from orca_env.training.sb3 import trainer  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TINY_ENV = {"scenario": "circle_v0", "scenario_kwargs": {"circle_radius": 2.5}, "max_steps": 30,
-            "groups": [{"population": "learned", "count": 4, "on_goal": "stop", "radius": 0.3,
-                        "max_speed": 1.0, "pref_speed": 1.0, "neighbor_dist": 4.0,
-                        "time_horizon": 3.0, "time_horizon_obst": 3.0}],
-            "observation": {"num_agents": 3, "range": 3.0}}
 
 
 def tiny_config(tmp_path, **over):
-    cfg = {"env": TINY_ENV, "n_envs": 2, "n_timesteps": 512, "seed": 0, "checkpoint_freq": 256,
-           "hyperparams": {"n_steps": 32, "batch_size": 64, "n_epochs": 1},
-           "policy_kwargs": {"net_arch": [16, 16], "activation_fn": "tanh"},
-           "eval": {"n_episodes": 2, "video": True}}
-    cfg.update(over)
-    path = tmp_path / "tiny.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path
+    """The shared tiny config, with checkpoints every 256 steps and a 2-episode eval with video."""
+    return shared_tiny_config(tmp_path, **{"checkpoint_freq": 256,
+                                           "eval": {"n_episodes": 2, "video": True}, **over})
 
 
 def test_train_script_run_folder(tmp_path):

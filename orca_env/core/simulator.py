@@ -730,15 +730,16 @@ class Simulator:
         }
 
     # ------------------------------------------------------------------ step
-    def _build_tree(self, pos, active, persist):
+    def _build_tree(self, pos, active, persist, kd_order=None):
         """The agent kd-tree over the active agents (RVO2's ``buildAgentTree``).
 
         With ``persist`` the permutation the build produces is kept for the next build, as
         RVO2's KdTree keeps it (steps); fresh queries pass False and leave the state untouched.
+        ``kd_order`` builds from another order than the current one (a recorded step start).
         """
-        n_all = self._kd_order.size
-        out = np.empty(n_all, dtype=np.int64)
-        n = kdtree.partition_active(self._kd_order, active, out)
+        order = self._kd_order if kd_order is None else kd_order
+        out = np.empty(order.size, dtype=np.int64)
+        n = kdtree.partition_active(order, active, out)
         tree = kdtree.empty_tree(out[:n])
         kdtree.build_agent_tree(pos, tuple(tree))
         if persist:
@@ -807,11 +808,8 @@ class Simulator:
         last = self._last
         empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros((0, 4)))
         if last is not None and "tree" not in last:  # recorded by record_step_start
-            out = np.empty(last["kd_order"].size, dtype=np.int64)
-            m = kdtree.partition_active(last["kd_order"], last["active"], out)
-            tree = kdtree.empty_tree(out[:m])
-            kdtree.build_agent_tree(last["pos"], tuple(tree))
-            last["tree"] = tree
+            last["tree"] = self._build_tree(last["pos"], last["active"], persist=False,
+                                            kd_order=last["kd_order"])
         if last is None or i >= last["pos"].shape[0] or not np.any(last["tree"].order == i):
             return empty
         pos = last["pos"]

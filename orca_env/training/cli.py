@@ -115,8 +115,8 @@ def main(argv: list[str] | None = None, prog: str = "train.py") -> int:
         print(exc, file=sys.stderr)
         return EXIT_FAILURE
     except OSError as exc:  # a read-only or full disk, a path that is a file: one line
-        print(f"{prog}: error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
-              file=sys.stderr)
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"{prog}: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return EXIT_FAILURE
     except TrainingInterrupted as exc:
         where = f"saved the checkpoint {exc.checkpoint}" if exc.checkpoint else "nothing saved"
