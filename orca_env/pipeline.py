@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .behaviours import REGISTRY as BEHAVIOURS
+from .kinematics.base import KIN_PARAMS
 from .rewards import TERMS
 from .stages import (
     BOTH,
@@ -133,7 +134,8 @@ class WorldBatch:
             **{k: z(N, dtype=np.int64) for k in _SLOT_TABLE_I8},
             **{k: z(N, dtype=bool) for k in _SLOT_TABLE_B},
             parked=z(N, dtype=bool), stall=z(N, dtype=np.int64),
-            slot_status=z(N, dtype=np.int8), noise_ang=z(N), noise_mag=z(N))
+            slot_status=z(N, dtype=np.int8), noise_ang=z(N), noise_mag=z(N), heading=z(N),
+            lin_vel=z(N), ang_vel=z(N), kin_param=z((N, KIN_PARAMS)))
         nn = np.maximum(2 * sizes - 1, 1)
         self._node_off = np.zeros(sizes.size + 1, dtype=np.int64)
         self._node_off[1:] = np.cumsum(nn)
@@ -196,6 +198,10 @@ class WorldBatch:
             sl.starts[s], sl.goals[s] = ep.starts, ep.goals
             sl.parked[s] = False
             sl.stall[s] = 0
+            d = ep.goals - ep.starts  # every agent starts facing its goal (CrowdNav's robot)
+            sl.heading[s] = np.arctan2(d[:, 1], d[:, 0])
+            sl.lin_vel[s] = 0.0
+            sl.ang_vel[s] = 0.0
             sl.slot_status[s] = 0
             self.step_counts[b] = 0
             self.alive[b * L:(b + 1) * L] = True

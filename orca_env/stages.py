@@ -39,14 +39,17 @@ __all__ = ["Slots", "Rows", "Settings", "Spec", "Work", "Obstacles", "WorldEpiso
 
 #: Per-slot arrays, concatenated over worlds. The ``orca_*`` parameters, ``pos`` .. ``kd`` and
 #: the telemetry are the worlds' ``Simulator`` storage; ``radius`` is the agent's own (collisions,
-#: observations), ``orca_radius`` adds ``orca_padding``.
+#: observations), ``orca_radius`` adds ``orca_padding``. ``heading`` (rad, world frame),
+#: ``lin_vel`` (m/s along the heading) and ``ang_vel`` (rad/s) are the motion model's state and
+#: ``kin_param`` (n, KIN_PARAMS) its parameters (:mod:`orca_env.kinematics.base`).
 Slots = namedtuple("Slots", (
     "pos", "vel", "pref", "active", "kd", "orca_radius", "orca_max_speed", "neighbor_dist",
     "max_neighbors", "time_horizon", "time_horizon_obst", "responsibility", "layer",
     "avoid_mask", "n_lines", "lp3", "intervention", "corrected", "radius", "max_speed",
     "pref_speed", "goal_tol", "path_len", "d0", "d_prev", "noise", "goals", "targets", "starts",
     "population", "kinematics", "on_goal", "group", "safe", "crowd", "external_steer", "parked",
-    "stall", "slot_status", "noise_ang", "noise_mag"))
+    "stall", "slot_status", "noise_ang", "noise_mag", "heading", "lin_vel", "ang_vel",
+    "kin_param"))
 #: Per agent row (B * L): inputs (alive, learned, act, the hooks' extra_obs / extra_terms) and
 #: outputs (obs .. hit).
 Rows = namedtuple("Rows", ("alive", "learned", "act", "obs", "reward", "term", "trunc",

@@ -23,7 +23,18 @@ from gymnasium import spaces
 
 from ..registry import Registry
 
-__all__ = ["Kinematics", "register_kinematics", "kinematics", "kinematics_names", "REGISTRY"]
+__all__ = ["Kinematics", "register_kinematics", "kinematics", "kinematics_names", "REGISTRY",
+           "KIN_PARAMS", "P_MAX_ROTATION", "P_MAX_ANGULAR_SPEED", "P_MAX_ACCELERATION",
+           "P_MAX_ANGULAR_ACCELERATION", "P_WHEEL_BASE", "P_WHEEL_ACTIONS", "P_TRACKING_ERROR",
+           "P_TRACKING_TIME"]
+
+#: Columns of the per-slot ``kin_param`` array (the motion model's parameters; a model reads
+#: the ones it has). Rotation per step (rad, unicycle); angular speed (rad/s); linear and
+#: angular acceleration (m/s^2, rad/s^2); wheel base (m); wheel-speed actions (0/1); NH-ORCA's
+#: tracking error bound (m) and tracking time (s).
+(P_MAX_ROTATION, P_MAX_ANGULAR_SPEED, P_MAX_ACCELERATION, P_MAX_ANGULAR_ACCELERATION,
+ P_WHEEL_BASE, P_WHEEL_ACTIONS, P_TRACKING_ERROR, P_TRACKING_TIME) = range(8)
+KIN_PARAMS = 8
 
 
 @dataclass(frozen=True)
