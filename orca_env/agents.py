@@ -17,6 +17,17 @@ from .behaviours import behaviour
 from .codes import GoalBehavior, Population, code_of
 from .config import GroupConfig
 from .kinematics import kinematics
+from .kinematics.base import (
+    KIN_PARAMS,
+    P_MAX_ACCELERATION,
+    P_MAX_ANGULAR_ACCELERATION,
+    P_MAX_ANGULAR_SPEED,
+    P_MAX_ROTATION,
+    P_TRACKING_ERROR,
+    P_TRACKING_TIME,
+    P_WHEEL_ACTIONS,
+    P_WHEEL_BASE,
+)
 from .scenarios.base import RANDOM_RADIUS, RANDOM_SPEED
 
 __all__ = ["AgentTable", "build_agent_table", "ORCA_PARAMS"]
@@ -33,6 +44,8 @@ class AgentTable:
         population: int64 behaviour code (:class:`~orca_env.codes.Population`, or a
             registered behaviour's).
         kinematics: int64 motion-model code (:mod:`orca_env.kinematics`).
+        kin_param: (n, KIN_PARAMS) float64 the motion model's parameters (columns
+            ``orca_env.kinematics.base.P_*``).
         on_goal: int64 :class:`~orca_env.codes.GoalBehavior` code.
         group: int64 index of the slot's group; ``group_names`` (list) names them.
         base_radius, base_max_speed, base_pref_speed: float64 the config's values, m, m/s.
@@ -53,6 +66,7 @@ class AgentTable:
 
     population: np.ndarray
     kinematics: np.ndarray
+    kin_param: np.ndarray
     on_goal: np.ndarray
     group: np.ndarray
     group_names: list
@@ -81,17 +95,57 @@ class AgentTable:
         return int(self.population.size)
 
 
-def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: float
-                      ) -> AgentTable:
+#: Keys of each motion model (a key set on a group whose model does not read it is refused),
+#: with their ``kin_param`` column and default.
+KINEMATICS_KEYS = {
+    "unicycle": {"max_rotation": (P_MAX_ROTATION, np.pi / 4),
+                 "tracking_error": (P_TRACKING_ERROR, 0.1)},
+    "differential_drive": {"max_angular_speed": (P_MAX_ANGULAR_SPEED, np.pi),
+                           "max_acceleration": (P_MAX_ACCELERATION, 1.0),
+                           "max_angular_acceleration": (P_MAX_ANGULAR_ACCELERATION, 2.0),
+                           "wheel_base": (P_WHEEL_BASE, 0.23),
+                           "tracking_error": (P_TRACKING_ERROR, 0.1),
+                           "tracking_time": (P_TRACKING_TIME, None)},
+}
+_ALL_KIN_KEYS = ("max_rotation", "max_angular_speed", "max_acceleration",
+                 "max_angular_acceleration", "wheel_base", "tracking_error", "tracking_time")
+
+
+def _kin_row(g: GroupConfig, where: str, time_step: float) -> tuple[np.ndarray, float]:
+    """The group's ``kin_param`` row and its ORCA radius enlargement (NH-ORCA's error bound)."""
+    row = np.zeros(KIN_PARAMS)
+    keys = KINEMATICS_KEYS.get(g.kinematics, {})
+    for key in _ALL_KIN_KEYS:
+        if getattr(g, key) is not None and key not in keys:
+            raise ValueError(f"config key '{where}.{key}' applies to kinematics "
+                             f"{[k for k, v in KINEMATICS_KEYS.items() if key in v]}, not "
+                             f"{g.kinematics!r}; got {key}={getattr(g, key)!r}")
+    if g.wheel_actions and g.kinematics != "differential_drive":
+        raise ValueError(f"config key '{where}.wheel_actions' applies to kinematics "
+                         f"differential_drive, not {g.kinematics!r}")
+    for key, (col, default) in keys.items():
+        v = getattr(g, key)
+        row[col] = (2.0 * time_step if default is None else default) if v is None else v
+    if "tracking_time" in keys and row[P_TRACKING_TIME] < time_step * (1 - 1e-12):
+        raise ValueError(f"config key '{where}.tracking_time' must be >= the time step "
+                         f"({time_step} s), got {row[P_TRACKING_TIME]!r}")
+    row[P_WHEEL_ACTIONS] = float(g.wheel_actions)
+    if not keys or not g.safety_layer:
+        return row, 0.0
+    return row, float(row[P_TRACKING_ERROR])
+
+
+def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: float,
+                      time_step: float = 0.25) -> AgentTable:
     """The agent table of ``groups`` with the scenario's ``AGENT_DEFAULTS`` and ``CROWD_NOISE``.
 
     Raises:
-        ValueError: On a group key its behaviour refuses, naming ``groups[i].key``, or a
-            config without a learned agent.
+        ValueError: On a group key its behaviour or its motion model refuses, naming
+            ``groups[i].key``, or a config without a learned agent.
     """
     if not groups:
         raise ValueError("config key 'groups' must list at least one group")
-    pop, goal_b, gid, names, kin = [], [], [], [], []
+    pop, goal_b, gid, names, kin, kin_rows = [], [], [], [], [], []
     params = {k: [] for k in ("radius", "max_speed", "pref_speed", *ORCA_PARAMS)}
     noise, resp, padding, randomized, pref_given, safe, ext = [], [], [], [], [], [], []
     for g_idx, g in enumerate(groups):
@@ -111,10 +165,12 @@ def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: fl
         nz = g.noise if g.noise is not None else (crowd_noise if b.crowd_noise else 0.0)
         names.append(g.name or f"{g.population}_{g_idx}")
         k_code = kinematics(g.kinematics).code
+        k_row, k_pad = _kin_row(g, where, time_step)
         direct = b.learned and not g.safety_layer
         for _ in range(g.count):
             pop.append(b.code)
             kin.append(k_code)
+            kin_rows.append(k_row)
             goal_b.append(code_of(GoalBehavior, g.on_goal))
             gid.append(g_idx)
             for k in params:
@@ -122,7 +178,7 @@ def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: fl
                 params[k].append(defaults[k] if v is None else v)
             noise.append(nz)
             resp.append(0.0 if direct else b.responsibility)
-            padding.append(g.orca_padding)
+            padding.append(g.orca_padding + k_pad)
             randomized.append(g.randomize_attributes)
             pref_given.append(g.pref_speed is not None)
             safe.append(not direct)
@@ -141,6 +197,7 @@ def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: fl
     layers, masks = _visibility(groups, names, group, population)
     return AgentTable(
         population=population, kinematics=np.array(kin, dtype=np.int64),
+        kin_param=np.array(kin_rows, dtype=np.float64).reshape(len(kin_rows), KIN_PARAMS),
         on_goal=np.array(goal_b, dtype=np.int64), group=group, group_names=names,
         base_radius=base_radius, base_max_speed=base_max_speed,
         base_pref_speed=np.array(params["pref_speed"], dtype=np.float64), randomized=rand,

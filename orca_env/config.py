@@ -290,8 +290,41 @@ class GroupConfig:
                              "collisions, observations, goals and spawning use the radius",
                              kind=float, minimum=0.0, maximum=MAX_LENGTH)
     kinematics: str = _f("holonomic", "motion model of the group's agents (orca_env.kinematics): "
-                         "holonomic (any velocity up to max_speed at once, RVO2's agent)",
+                         "holonomic (any velocity up to max_speed at once, RVO2's agent), "
+                         "unicycle (CrowdNav's robot: turn by at most max_rotation per step, "
+                         "then move along the heading) or differential_drive (heading, forward "
+                         "speed and turn rate with acceleration limits). A non-holonomic agent "
+                         "with the safety layer (and an orca agent) uses NH-ORCA",
                          kind=str, choices=kinematics_names)
+    max_rotation: float | None = _f(None, "unicycle: largest turn per step, rad; default pi/4 "
+                                    "(CrowdNav's rotation samples)", kind=float, positive=True,
+                                    maximum=3.141592653589793, optional=True)
+    max_angular_speed: float | None = _f(None, "differential_drive: largest turn rate, rad/s; "
+                                         "default pi (TurtleBot 2)", kind=float, positive=True,
+                                         maximum=100.0, optional=True)
+    max_acceleration: float | None = _f(None, "differential_drive: largest change of forward "
+                                        "speed, m/s^2; default 1.0 (TurtleBot 2)", kind=float,
+                                        positive=True, maximum=1000.0, optional=True)
+    max_angular_acceleration: float | None = _f(None, "differential_drive: largest change of "
+                                                "turn rate, rad/s^2; default 2.0 (TurtleBot 2)",
+                                                kind=float, positive=True, maximum=1000.0,
+                                                optional=True)
+    wheel_base: float | None = _f(None, "differential_drive: distance between the wheels, m "
+                                  "(wheel_actions); default 0.23 (TurtleBot 2)", kind=float,
+                                  positive=True, maximum=MAX_LENGTH, optional=True)
+    wheel_actions: bool = _f(False, "differential_drive, learned: the action is the two wheel "
+                             "speeds (left, right) in units of max_speed instead of (forward "
+                             "speed, turn rate)", kind=bool)
+    tracking_error: float | None = _f(None, "NH-ORCA (non-holonomic kinematics with the safety "
+                                      "layer): the bound E on the distance between the robot "
+                                      "and the holonomic reference it tracks, m; added to its "
+                                      "ORCA radius; default 0.1. Larger: more agile, more "
+                                      "conservative spacing", kind=float, minimum=0.0,
+                                      maximum=MAX_LENGTH, optional=True)
+    tracking_time: float | None = _f(None, "NH-ORCA, differential_drive: the time T in which "
+                                     "the robot turns onto the reference, s; default 2 time "
+                                     "steps; must be >= the time step", kind=float,
+                                     positive=True, maximum=MAX_DURATION, optional=True)
     randomize_attributes: bool = _f(False, "CrowdNav's randomize_attributes: each episode, every "
                                     "agent of the group draws its preferred speed v_pref ~ "
                                     "U(0.5, 1.5) m/s, then its radius ~ U(0.3, 0.5) m. v_pref "

@@ -15,6 +15,7 @@ from .config import EnvConfig, GroupConfig
 from .core.simulator import MAX_COORD
 from .episode import WorldConfig
 from .frames import frame_axes, world_to_frame
+from .kinematics.base import P_MAX_ANGULAR_SPEED, P_MAX_ROTATION
 from .mixture import Mixture
 from .pipeline import WorldBatch
 from .step import goal_velocities
@@ -22,12 +23,29 @@ from .step import goal_velocities
 __all__ = ["EnvState", "heuristic_actions"]
 
 
-def heuristic_actions(batch: WorldBatch, live: np.ndarray, world_frame: bool) -> np.ndarray:
-    """Goal-directed actions (pure ORCA's preferred velocity) of the slots ``live``, float32."""
+def heuristic_actions(batch: WorldBatch, live: np.ndarray, world_frame: bool,
+                      kinematics: str = "holonomic", time_step: float = 0.25) -> np.ndarray:
+    """Goal-directed actions (pure ORCA's preferred velocity) of the slots ``live``, float32.
+
+    Non-holonomic models: the action that turns towards the goal-directed velocity as far as
+    the model allows in one step, at its speed (``unicycle``: speed ``|v|``, rotation towards
+    it; ``differential_drive``: speed ``|v|``, the turn rate that points the heading at it
+    after one step).
+    """
     v = np.empty((live.size, 2))
     goal_velocities(live, batch.positions, batch.targets, batch.pref_speeds, v)
-    axes = frame_axes(batch.targets[live] - batch.positions[live], world_frame)
-    return world_to_frame(v / batch.max_speeds[live, None], axes).astype(np.float32)
+    vmax = batch.max_speeds[live]
+    if kinematics == "holonomic":
+        axes = frame_axes(batch.targets[live] - batch.positions[live], world_frame)
+        return world_to_frame(v / vmax[:, None], axes).astype(np.float32)
+    speed = np.linalg.norm(v, axis=1) / vmax
+    turn = np.angle(np.exp(1j * (np.arctan2(v[:, 1], v[:, 0]) - batch.headings[live])))
+    kp = batch.kin_params[live]
+    if kinematics == "unicycle":
+        a = np.stack([2.0 * speed - 1.0, turn / kp[:, P_MAX_ROTATION]], axis=1)
+    else:
+        a = np.stack([speed, turn / (time_step * kp[:, P_MAX_ANGULAR_SPEED])], axis=1)
+    return np.clip(a, -1.0, 1.0).astype(np.float32)
 
 
 class EnvState:
@@ -307,7 +325,8 @@ class EnvState:
         if self._wc.config.action == "residual":
             return {a: np.zeros(2, dtype=np.float32) for a in self.agents}
         a = heuristic_actions(self._batch, self.live_slots,
-                              self._wc.config.observation.frame == "world")
+                              self._wc.config.observation.frame == "world",
+                              self._wc.learned_kinematics, self._wc.time_step)
         return dict(zip(self.agents, a, strict=True))
 
     def render_data(self) -> dict:

@@ -214,7 +214,7 @@ class OrcaEnv(EnvState, ParallelEnv):
             space = make_space(wc.num_obs_agents, wc.num_obs_obstacles, wc.obs_range,
                                wc.table.speed_max, wc.table.radius_max, wc.obs_features)
         self.observation_spaces = {a: space for a in self.possible_agents}
-        kin = kinematics_registry(wc.groups[0].kinematics)
+        kin = kinematics_registry(wc.learned_kinematics)
         self.action_spaces = {a: kin.action_space() for a in self.possible_agents}
         self.state_space = spaces.Box(-np.inf, np.inf, (wc.n * STATE_FEATURES,),
                                       dtype=np.float32)
@@ -368,7 +368,8 @@ class OrcaEnv(EnvState, ParallelEnv):
                     raise ValueError(f"action of agent {a!r} must be {size} real numbers, got "
                                      f"{actions[a]!r}")
         act = raw.astype(np.float64)
-        bad, clipped = clip_actions(act)  # clips to the box, then the norm to 1
+        # Clips to the box, then (holonomic) the norm to 1.
+        bad, clipped = clip_actions(act, self._wc.learned_kinematics == "holonomic")
         if bad >= 0:
             names = [self.agents[i] for i in np.flatnonzero(~np.isfinite(act).all(axis=1))]
             raise ValueError(f"non-finite action (NaN or inf) for agent(s) {names}: "

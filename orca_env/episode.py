@@ -21,7 +21,9 @@ import numpy as np
 from .agents import AgentTable, build_agent_table
 from .config import EnvConfig, GroupConfig, parse_section, tolerance_parts
 from .core import Simulator
+from .behaviours import behaviour
 from .guidance import Roadmap
+from .kinematics import HOLONOMIC
 from .observations import TIME_FEATURE, UNIVERSAL_DEFAULTS
 from .rewards import TERMS, extra_weights
 from .scenarios import SpawnError, make_scenario
@@ -110,9 +112,21 @@ class WorldConfig:
             groups = [parse_section(GroupConfig, g, f"{sc.name}.groups[{i}].")
                       for i, g in enumerate(sc.DEFAULT_GROUPS)]
         self.groups: list[GroupConfig] = groups
-        self.table: AgentTable = build_agent_table(groups, sc.AGENT_DEFAULTS, sc.CROWD_NOISE)
-        self.n = self.table.size
         self.time_step = cfg.time_step if cfg.time_step is not None else sc.TIME_STEP
+        self.table: AgentTable = build_agent_table(groups, sc.AGENT_DEFAULTS, sc.CROWD_NOISE,
+                                                   self.time_step)
+        self.n = self.table.size
+        kins = sorted({g.kinematics for g in groups
+                       if behaviour(g.population).learned and g.count > 0})
+        if len(kins) > 1:
+            raise ValueError(f"config key 'groups': every learned group must have the same "
+                             f"kinematics (one action space); got {kins}")
+        #: The learned agents' motion model (their action space).
+        self.learned_kinematics = kins[0] if kins else "holonomic"
+        if cfg.action == "residual" and self.learned_kinematics != "holonomic":
+            raise ValueError(f"config key 'action': residual actions correct a holonomic "
+                             f"preferred velocity; the learned agents' kinematics is "
+                             f"{self.learned_kinematics!r}, use action: velocity")
         self.max_steps = cfg.max_steps if cfg.max_steps is not None else sc.MAX_STEPS
         # The step that times out, and whether the time-out overrides that step's goals and
         # collisions (config key time_limit_rule).
@@ -163,6 +177,7 @@ class WorldConfig:
                 "world_frame": cfg.observation.frame == "world",
                 "residual": cfg.action == "residual",
                 "noisy": bool(np.any(self.table.noise > 0.0)), "straight": not guided,
+                "nonholonomic": bool(np.any(self.table.kinematics != HOLONOMIC)),
                 "weights": self.weights}
 
 

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from .behaviours import REGISTRY as BEHAVIOURS
+from .kinematics import POLYGON
 from .kinematics.base import KIN_PARAMS
 from .rewards import TERMS
 from .stages import (
@@ -67,7 +68,7 @@ _SETTINGS = (("time_step", np.float64), ("last_step", np.int64), ("timeout_first
              ("terminate", np.bool_), ("speed_fraction", np.float64), ("window", np.int64),
              ("end_episode", np.bool_), ("range_sq", np.float64), ("obs_range", np.float64),
              ("discomfort", np.float64), ("world_frame", np.bool_), ("residual", np.bool_),
-             ("noisy", np.bool_), ("straight", np.bool_))
+             ("noisy", np.bool_), ("straight", np.bool_), ("nonholonomic", np.bool_))
 
 
 class WorldBatch:
@@ -147,7 +148,8 @@ class WorldBatch:
                           renew=z(N, dtype=bool), dist=z(N),
                           hit=z(self.alive.size, dtype=np.int8),
                           reached=z(self.alive.size, dtype=bool),
-                          crash=z(self.alive.size, dtype=bool))
+                          crash=z(self.alive.size, dtype=bool), cmd=z((N, 2)),
+                          vlines=z((N, POLYGON, 4)), n_vlines=z(N, dtype=np.int64))
         if old is not None:
             for b in range(sizes.size):
                 ep = self.episodes[b]
@@ -191,7 +193,7 @@ class WorldBatch:
             self._bind(b)
             s = self._world_slice(b)
             t = ep.table
-            for k in _SLOT_TABLE_I8 + _SLOT_TABLE_B + ("noise",):
+            for k in _SLOT_TABLE_I8 + _SLOT_TABLE_B + ("noise", "kin_param"):
                 getattr(sl, k)[s] = getattr(t, k)
             sl.radius[s], sl.max_speed[s] = ep.radius, ep.max_speed
             sl.pref_speed[s], sl.goal_tol[s] = ep.pref_speed, ep.goal_tol
@@ -444,6 +446,26 @@ class WorldBatch:
     def active(self) -> np.ndarray:
         """(N,) bool, in the simulation."""
         return _readonly(self._slots.active)
+
+    @property
+    def headings(self) -> np.ndarray:
+        """(N,) float64 headings, rad, world frame (the motion model's; starts facing the goal)."""
+        return _readonly(self._slots.heading)
+
+    @property
+    def angular_velocities(self) -> np.ndarray:
+        """(N,) float64 turn rates of the non-holonomic models, rad/s (0 for holonomic)."""
+        return _readonly(self._slots.ang_vel)
+
+    @property
+    def kinematics(self) -> np.ndarray:
+        """(N,) int64 motion-model codes (:mod:`orca_env.kinematics`)."""
+        return _readonly(self._slots.kinematics)
+
+    @property
+    def kin_params(self) -> np.ndarray:
+        """(N, KIN_PARAMS) float64 motion-model parameters (``orca_env.kinematics.base.P_*``)."""
+        return _readonly(self._slots.kin_param)
 
     def step_counts_of(self, slots: np.ndarray) -> np.ndarray:
         """(k,) int64 steps since reset of the world of each slot."""

@@ -23,7 +23,7 @@ from .collisions import agent_collisions, agent_collisions_crowdnav, obstacle_co
 from .core import Simulator
 from .core.batch import query_world_neighbors, step_world
 from .core.obstacles import query_many as query_obstacles
-from .kinematics import move
+from .kinematics import HOLONOMIC, constraints, move
 from .observations import (
     build_observations,
     build_observations_universal,
@@ -58,14 +58,16 @@ Rows = namedtuple("Rows", ("alive", "learned", "act", "obs", "reward", "term", "
 Settings = namedtuple("Settings", (
     "time_step", "last_step", "timeout_first", "crowdnav_collisions", "tol", "tol_rel",
     "terminate", "speed_fraction", "window", "end_episode", "range_sq", "obs_range",
-    "discomfort", "world_frame", "residual", "noisy", "straight", "weights"))
+    "discomfort", "world_frame", "residual", "noisy", "straight", "nonholonomic", "weights"))
 #: The observation layout every world shares, and the largest ``max_neighbors``.
 Spec = namedtuple("Spec", ("kk", "mm", "universal", "time_obs", "n_extra", "low", "high",
                            "max_nbr"))
 #: Scratch, and what phase A leaves for phase B (per slot: at_goal .. dist; per row: hit ..).
+#: ``cmd`` (per slot): the commanded (v, omega) of non-holonomic models; ``vlines`` and
+#: ``n_vlines``: NH-ORCA's velocity polygons handed to the core.
 Work = namedtuple("Work", ("nodes_begin", "nodes_end", "nodes_left", "nodes_right", "nodes_box",
                            "new_vel", "at_goal", "moving", "stalled", "renew", "dist", "hit",
-                           "reached", "crash"))
+                           "reached", "crash", "cmd", "vlines", "n_vlines"))
 #: What the proximity stage hands to observations and rewards, per live agent: neighbour ids
 #: (nl, K), segment ids (nl, M) and closest points (nl, M, 2), the clearance to the nearest agent
 #: and to the nearest agent or obstacle (nl,), m.
@@ -277,11 +279,19 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
             pos0 = pos.copy()
             crowdnav_collisions = st.crowdnav_collisions[b]
             vel0 = vel.copy() if crowdnav_collisions else w.new_vel[0:0]
+            heading, kp, cmd = sl.heading[a0:a1], sl.kin_param[a0:a1], w.cmd[a0:a1]
             preferred_velocities(pos0, targets, sl.pref_speed[a0:a1], max_speed,
                                  sl.noise_ang[a0:a1], sl.noise_mag[a0:a1], st.noisy[b],
                                  sl.external_steer[a0:a1], kin, live, act, st.world_frame[b],
-                                 st.residual[b], pref)
+                                 st.residual[b], heading, kp, dt, cmd, pref)
             active0 = active.copy()
+            # NH-ORCA's velocity polygons of the non-holonomic slots (none: plain ORCA).
+            nh = st.nonholonomic[b]
+            lin_vel, ang_vel, safe = sl.lin_vel[a0:a1], sl.ang_vel[a0:a1], sl.safe[a0:a1]
+            vlines, n_vl = w.vlines[a0:a1], w.n_vlines[a0:a0]
+            if nh and constraints(kin, active, safe, heading, lin_vel, ang_vel, kp, max_speed,
+                                  dt, vlines, w.n_vlines[a0:a1]):
+                n_vl = w.n_vlines[a0:a1]
 
             # ORCA (the core's doStep on the world's views).
             params = (sl.orca_radius[a0:a1], sl.orca_max_speed[a0:a1], sl.neighbor_dist[a0:a1],
@@ -291,20 +301,30 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
             tele = (w.new_vel[0:0], sl.n_lines[a0:a1], sl.lp3[a0:a1], sl.corrected[a0:a1],
                     sl.intervention[a0:a1])
             step_world(pos, vel, pref, active, kd, params, dt, ob, spec.max_nbr, tele, nodes,
-                       w.new_vel[a0:a1])
+                       w.new_vel[a0:a1], vlines, n_vl)
             step_count[b] += 1
             clock[b] += dt
 
             # Motion: each learned agent's model realises ORCA's velocity or its own command;
             # ORCA's telemetry describes a discarded velocity where the command won.
-            safe = sl.safe[a0:a1]
             for q in range(nl):
                 i = live[q]
-                if move(kin[i], i, safe[i], pos0, pos, vel, pref, dt):
+                if kin[i] == HOLONOMIC and move(kin[i], i, safe[i], pos0, pos, vel, pref, cmd,
+                                                heading, lin_vel, ang_vel, kp, max_speed[i],
+                                                dt):
                     tele[4][i] = 0.0
                     tele[1][i] = 0
                     tele[2][i] = False
                     tele[3][i] = False
+            if nh:  # every active non-holonomic slot, scripted ones included
+                for i in range(n):
+                    if kin[i] != HOLONOMIC and active0[i] and move(
+                            kin[i], i, safe[i], pos0, pos, vel, pref, cmd, heading, lin_vel,
+                            ang_vel, kp, max_speed[i], dt):
+                        tele[4][i] = 0.0
+                        tele[1][i] = 0
+                        tele[2][i] = False
+                        tele[3][i] = False
 
             # Swept collisions of the live agents.
             tol, tol_rel = st.tol[b], st.tol_rel[b]

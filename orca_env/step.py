@@ -33,13 +33,15 @@ _NEW_GOAL = int(GoalBehavior.NEW_GOAL)
 
 
 @njit(cache=True)
-def clip_actions(act):
+def clip_actions(act, norm=True):
     """Check actions and bring them into the action set, in place.
 
-    Each row is clipped to the box [-1, 1]^2, then scaled down to norm 1 when longer.
+    Each row is clipped to the box [-1, 1]^2, then (holonomic actions, ``norm``) scaled down to
+    norm 1 when longer; the non-holonomic models' actions are two independent controls.
 
     Args:
         act: (L, 2) float64 actions, modified in place.
+        norm: also clip the norm to 1.
 
     Returns:
         (index of the first row with NaN or inf, or -1 (then nothing was modified);
@@ -57,10 +59,12 @@ def clip_actions(act):
             elif act[k, c] < -1.0:
                 act[k, c] = -1.0
                 clipped = True
-        norm = np.sqrt(act[k, 0] * act[k, 0] + act[k, 1] * act[k, 1])
-        if norm > 1.0:
-            act[k, 0] /= norm
-            act[k, 1] /= norm
+        if not norm:
+            continue
+        length = np.sqrt(act[k, 0] * act[k, 0] + act[k, 1] * act[k, 1])
+        if length > 1.0:
+            act[k, 0] /= length
+            act[k, 1] /= length
     return -1, clipped
 
 
@@ -89,7 +93,8 @@ def goal_velocities(slots, pos, targets, pref_speed, out):
 
 @njit(cache=True)
 def preferred_velocities(pos0, targets, pref_speed, max_speed, noise_ang, noise_mag, noisy,
-                         external, kin, live, act, world_frame, residual, out):
+                         external, kin, live, act, world_frame, residual, heading, kp, dt, cmd,
+                         out):
     """Preferred velocities of every slot for one env step.
 
     Scripted slots steer to their target (:func:`goal_velocity`) plus RVO2's noise; slots
@@ -112,6 +117,10 @@ def preferred_velocities(pos0, targets, pref_speed, max_speed, noise_ang, noise_
         act: (L, A) float64 actions, norm <= 1.
         world_frame: actions are in the world frame.
         residual: actions are residuals on the goal-directed preferred velocity.
+        heading: (n,) float64 headings, rad (non-holonomic models' actions are relative to it).
+        kp: (n, KIN_PARAMS) float64 motion-model parameters.
+        dt: the time step, s.
+        cmd: (n, 2) float64 output: commanded (v, omega) of non-holonomic learned slots.
         out: (n, 2) float64 output, m/s.
     """
     n = pos0.shape[0]
@@ -126,8 +135,8 @@ def preferred_velocities(pos0, targets, pref_speed, max_speed, noise_ang, noise_
     for k in range(live.shape[0]):
         i = live[k]
         ex, ey = frame_axis(targets[i, 0] - pos0[i, 0], targets[i, 1] - pos0[i, 1], world_frame)
-        out[i, 0], out[i, 1] = command(kin[i], act[k, 0], act[k, 1], ex, ey, out[i, 0],
-                                       out[i, 1], max_speed[i], residual)
+        out[i, 0], out[i, 1] = command(kin[i], i, act[k, 0], act[k, 1], ex, ey, out[i, 0],
+                                       out[i, 1], max_speed[i], residual, heading, kp, dt, cmd)
 
 
 @njit(cache=True)

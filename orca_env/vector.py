@@ -112,6 +112,7 @@ class OrcaVectorEnv(VectorEnv):
         self._batch = make_batch(e, B, int(wc.config.num_threads or 1))
         self._hooks = bool(wc.extra_obs or wc.extra_terms)
         self._warned_clip = False
+        self._norm_clip = wc.learned_kinematics == "holonomic"  # see step.clip_actions
         self._started = False
 
     # -- construction helpers ------------------------------------------------------------
@@ -195,7 +196,7 @@ class OrcaVectorEnv(VectorEnv):
                              f"numbers, got shape {shape} dtype {getattr(raw, 'dtype', None)}")
         act = np.array(raw, dtype=np.float64, order="C")  # the pipeline's fixed layout
         act[~self._batch.alive] = 0.0  # rows of finished agents are ignored
-        bad, clipped = clip_actions(act)
+        bad, clipped = clip_actions(act, self._norm_clip)
         if bad >= 0:
             raise ValueError(f"actions: non-finite value (NaN or inf) in row {bad}: "
                              f"{raw[bad].tolist()!r}")

@@ -49,7 +49,7 @@ def world_obstacles(obst, obst_off, box_off, b):
 
 @njit(cache=True, error_model="numpy")
 def step_world(pos, vel, pref, active, kd_order, params, time_step, obst, max_nbr_cap, out,
-               nodes, new_vel):
+               nodes, new_vel, vlines, n_vlines):
     """``Simulator.step`` on one world's arrays (RVO2's ``doStep``), without the clock.
 
     Args:
@@ -65,6 +65,8 @@ def step_world(pos, vel, pref, active, kd_order, params, time_step, obst, max_nb
         out: ``StepOutput`` fields (plain tuple); its ``velocity`` is ignored, ``new_vel`` used.
         nodes: (begin, end, left, right, box) kd-tree node scratch, >= max(2n - 1, 1) rows.
         new_vel: (n, 2) float64 scratch for the new velocities.
+        vlines, n_vlines: hard velocity constraints per agent (NH-ORCA), as in
+            ``kernels._compute_block``; ``n_vlines`` of shape (0,): none.
     """
     n_all = kd_order.shape[0]
     tmp = np.empty(n_all, dtype=np.int64)
@@ -78,7 +80,7 @@ def step_world(pos, vel, pref, active, kd_order, params, time_step, obst, max_nb
     step_out = (new_vel, out[1], out[2], out[3], out[4])
     if na:
         _compute_block(order, pos, vel, pref, AgentParams(*params), time_step, AgentTree(*tree),
-                       Obstacles(*obst), max_nbr_cap, StepOutput(*step_out))
+                       Obstacles(*obst), max_nbr_cap, StepOutput(*step_out), vlines, n_vlines)
     apply_velocities(order, active, pos, vel, pref, time_step, obst, step_out)
 
 

@@ -87,6 +87,11 @@ class StepOutput(NamedTuple):
     intervention: np.ndarray  # (n,) float64, |new velocity - preferred velocity|
 
 
+#: No velocity constraints (:func:`_compute_block`'s defaults: RVO2's LP).
+_NO_VLINES = np.zeros((0, 0, 4))
+_NO_NV = np.zeros(0, dtype=np.int64)
+
+
 @njit(cache=True, error_model="numpy")
 def det(ax, ay, bx, by):
     """2-D cross product (determinant of the 2x2 matrix with rows a, b)."""
@@ -593,7 +598,8 @@ def agent_lines(
 
 
 @njit(cache=True, error_model="numpy")
-def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_cap, out):
+def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_cap, out,
+                   vlines, n_vlines):
     """New velocities of the agents ``ids`` (one thread's share of the work).
 
     Args:
@@ -607,6 +613,11 @@ def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_c
         obst: :class:`~orca_env.core.obstacles.Obstacles`.
         max_nbr_cap: >= ``params.max_neighbors[i]`` for every ``i`` in ``ids``.
         out: :class:`StepOutput`; ``velocity``, ``n_lines`` and ``used_lp3`` of ``ids`` written.
+        vlines: (n, V, 4) float64 velocity constraints per agent (point x, y, direction x, y;
+            the allowed side is left of the direction, as ORCA lines), hard like obstacle
+            lines: NH-ORCA's velocities a non-holonomic robot can track
+            (:mod:`orca_env.kinematics.nh`). Empty (``_NO_VLINES``): none, RVO2's LP.
+        n_vlines: (n,) int64 constraints of each agent in ``vlines`` (empty, ``_NO_NV``: none).
     """
     # Bundle fields are read into locals here, once (see the note on bundles at the top).
     radii = params.radius
@@ -640,7 +651,9 @@ def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_c
     obst_cap = 16
     obst_ids = np.empty(obst_cap, dtype=np.int64)
     obst_dsq = np.empty(obst_cap, dtype=np.float64)
-    line_cap = obst_cap + max_nbr_cap + 1
+    has_vlines = n_vlines.shape[0] > 0
+    v_cap = vlines.shape[1]
+    line_cap = obst_cap + max_nbr_cap + 1 + v_cap
     lines = np.empty((line_cap, 4), dtype=np.float64)
     proj = np.empty((line_cap, 4), dtype=np.float64)
     stack = np.empty(order.shape[0] + 2, dtype=np.int64)
@@ -668,7 +681,7 @@ def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_c
                     x, y, r * r, True, False, o_points, o_next, seg_order, seg_boxes, obst_ids,
                     obst_dsq,
                 )  # fmt: skip
-                line_cap = obst_cap + max_nbr_cap + 1
+                line_cap = obst_cap + max_nbr_cap + 1 + v_cap
                 lines = np.empty((line_cap, 4), dtype=np.float64)
                 proj = np.empty((line_cap, 4), dtype=np.float64)
         mask = avoid_masks[i]
@@ -692,11 +705,19 @@ def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_c
             out_n_lines[i] = 0
             out_lp3[i] = False
             continue
+        nv = n_vlines[i] if has_vlines else 0
+        for c in range(nv):
+            for f in range(4):
+                lines[c, f] = vlines[i, c, f]
+        # The velocity constraints first and hard (counted with the obstacle lines, which LP3
+        # never relaxes); the obstacle lines' "already covered" test sees only obstacle lines.
         n_lines, n_obst_lines = agent_lines(
             i, pos, vel, radii, max_speeds, time_horizons, time_horizons_obst, responsibilities,
             time_step, nbr_ids, n_nbr, obst_ids, n_obst, o_points, o_next, o_prev, o_dirs,
-            o_convex, lines,
+            o_convex, lines[nv:],
         )  # fmt: skip
+        n_lines += nv
+        n_obst_lines += nv
         fail, rx, ry = linear_program2(
             lines, n_lines, max_speeds[i], pref[i, 0], pref[i, 1], False
         )
@@ -726,7 +747,7 @@ def compute_velocities_serial(ids, pos, vel, pref, params, time_step, tree, obst
     """
     _compute_block(
         ids, pos, vel, pref, AgentParams(*params), time_step, AgentTree(*tree), Obstacles(*obst),
-        max_nbr_cap, StepOutput(*out),
+        max_nbr_cap, StepOutput(*out), _NO_VLINES, _NO_NV,
     )  # fmt: skip
 
 
@@ -749,7 +770,8 @@ def compute_velocities_parallel(
         lo = b * n // n_blocks
         hi = (b + 1) * n // n_blocks
         _compute_block(
-            ids[lo:hi], pos, vel, pref, params, time_step, tree, obst, max_nbr_cap, out
+            ids[lo:hi], pos, vel, pref, params, time_step, tree, obst, max_nbr_cap, out,
+            _NO_VLINES, _NO_NV,
         )
 
 

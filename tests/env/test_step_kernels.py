@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from orca_env.collisions import agent_collisions, obstacle_collisions
+from orca_env.kinematics.base import KIN_PARAMS
 from orca_env.step import goals_and_stalls, outcomes, preferred_velocities
 
 
@@ -62,10 +63,13 @@ def test_preferred_velocities_kernel_matches_python(n, world_frame, residual):
     live = np.arange(0, n, 2, dtype=np.int64)
     external = rng.random(n) < 0.2  # slots a Python behaviour steered: left as they are
     external[live] = False
+    # Every motion model among the learned slots (residual actions are holonomic only).
+    kin = np.zeros(n, dtype=np.int64) if residual else rng.integers(0, 3, n)
+    kp = rng.uniform(0.1, 2.0, (n, KIN_PARAMS))
     args = (rng.normal(size=(n, 2)), rng.normal(size=(n, 2)), np.ones(n), np.full(n, 1.5),
-            rng.uniform(0, 6, n), rng.uniform(0, 1e-4, n), True, external,
-            np.zeros(n, dtype=np.int64), live, rng.uniform(-1, 1, (live.size, 2)), world_frame,
-            residual, rng.normal(size=(n, 2)))
+            rng.uniform(0, 6, n), rng.uniform(0, 1e-4, n), True, external, kin, live,
+            rng.uniform(-1, 1, (live.size, 2)), world_frame, residual, rng.uniform(-3, 3, n), kp,
+            0.25, np.zeros((n, 2)), rng.normal(size=(n, 2)))
     _assert_same(*_both(preferred_velocities, *args))
 
 

@@ -70,7 +70,8 @@ def test_step_world_on_concatenated_worlds_matches_simulators():
             a, t = slice(b * n, (b + 1) * n), slice(b * nn, (b + 1) * nn)
             step_world(pos[a], vel[a], pref[a], active[a], kd[a], tuple(p[a] for p in params),
                        0.25, world_obstacles(obst, obst_off, box_off, b), 6,
-                       tuple(o[a] for o in out), tuple(x[t] for x in nodes), new_vel[a])
+                       tuple(o[a] for o in out), tuple(x[t] for x in nodes), new_vel[a],
+                       np.zeros((0, 0, 4)), np.zeros(0, dtype=np.int64))
         for b, s in enumerate(sims):
             w = slice(b * n, (b + 1) * n)
             assert np.array_equal(pos[w], s.positions)
