@@ -7,10 +7,16 @@ once. The vector env runs with ``--threads`` numba threads (default 2: the targe
 cores; the single env's core stays serial at 16 agents whatever its setting). The last line
 printed is JSON: ``agent_steps_per_s`` (vector env),
 ``single_env_agent_steps_per_s`` (the loop over ``orca_env.parallel_env``, ``infos="compact"``
-as the training adapters use it), ``ratio`` and ``threads``. Usage:
+as the training adapters use it), ``ratio`` and ``threads``. ``--set key=value`` overrides the
+config as ``orca-env eval --set`` does, e.g. the robot cases (issue 22)::
+
+    python benchmarks/bench_vector.py --set groups.0.kinematics=differential_drive
+    python benchmarks/bench_vector.py --set groups.0.kinematics=unicycle
+
+Usage:
 
     python benchmarks/bench_vector.py [--config circle_dense] [--worlds 64] [--steps 300]
-        [--threads 2] [--seed 0]
+        [--threads 2] [--seed 0] [--set KEY=VALUE ...]
 """
 
 import argparse
@@ -20,12 +26,13 @@ import time
 import numpy as np
 
 import orca_env
+from orca_env.evaluation.overrides import config_overrides, parse_set_items
 from orca_env.vector import OrcaVectorEnv
 
 
-def bench_vector(config, worlds, steps, threads, seed, actions):
+def bench_vector(config, worlds, steps, threads, seed, actions, over):
     """Agent-steps/s of the vector env over ``steps`` steps (after a compile warm-up)."""
-    v = OrcaVectorEnv(config, worlds, seed=seed, num_threads=threads)
+    v = OrcaVectorEnv(config, worlds, seed=seed, num_threads=threads, **over)
     v.reset()
     for t in range(3):  # warm-up: numba compilation or cache load
         v.step(actions[t])
@@ -40,9 +47,9 @@ def bench_vector(config, worlds, steps, threads, seed, actions):
     return done / (time.perf_counter() - t0)
 
 
-def bench_single(config, worlds, steps, seed, actions):
+def bench_single(config, worlds, steps, seed, actions, over):
     """Agent-steps/s of a loop over one ``parallel_env`` per world, same actions."""
-    envs = [orca_env.parallel_env(config, infos="compact") for _ in range(worlds)]
+    envs = [orca_env.parallel_env(config, infos="compact", **over) for _ in range(worlds)]
     for b, e in enumerate(envs):
         e.reset(seed=seed + b)
     L = len(envs[0].possible_agents)
@@ -66,21 +73,26 @@ def main():
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="config override, as orca-env eval --set (repeatable)")
     args = ap.parse_args()
-    probe = orca_env.parallel_env(args.config)
+    over = config_overrides(args.config, parse_set_items(args.set))
+    probe = orca_env.parallel_env(args.config, **over)
     rows = args.worlds * len(probe.possible_agents)
     rng = np.random.default_rng(args.seed)
     actions = rng.uniform(-1.0, 1.0, (args.steps, rows, 2)).astype(np.float32)
-    vec = bench_vector(args.config, args.worlds, args.steps, args.threads, args.seed, actions)
-    bench_single(args.config, 2, 3, args.seed, actions)  # warm-up (numba cache load)
-    single = bench_single(args.config, args.worlds, args.steps, args.seed, actions)
-    print(f"config {args.config}, {args.worlds} worlds x {len(probe.possible_agents)} learned "
+    vec = bench_vector(args.config, args.worlds, args.steps, args.threads, args.seed, actions,
+                       over)
+    bench_single(args.config, 2, 3, args.seed, actions, over)  # warm-up (numba cache load)
+    single = bench_single(args.config, args.worlds, args.steps, args.seed, actions, over)
+    sets = f" ({', '.join(args.set)})" if args.set else ""
+    print(f"config {args.config}{sets}, {args.worlds} worlds x {len(probe.possible_agents)} learned "
           f"agents, {args.steps} steps, {args.threads} thread(s)")
     print(f"vector env:          {vec:>12,.0f} agent-steps/s")
     print(f"loop of single envs: {single:>12,.0f} agent-steps/s")
     print(json.dumps({"agent_steps_per_s": round(vec), "single_env_agent_steps_per_s":
                       round(single), "ratio": round(vec / single, 2),
-                      "threads": args.threads}))
+                      "threads": args.threads, "set": args.set}))
 
 
 if __name__ == "__main__":

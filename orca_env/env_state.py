@@ -15,6 +15,7 @@ from .config import EnvConfig, GroupConfig
 from .core.simulator import MAX_COORD
 from .episode import WorldConfig
 from .frames import frame_axes, world_to_frame
+from .kinematics import HOLONOMIC
 from .kinematics.base import P_MAX_ANGULAR_SPEED, P_MAX_ROTATION
 from .mixture import Mixture
 from .pipeline import WorldBatch
@@ -335,7 +336,8 @@ class EnvState:
         Returns:
             A dict of positions, velocities, preferred velocities, radii, max speeds, goals,
             targets, populations, statuses (index into ``STATUSES`` per slot), active flags,
-            obstacle polygons, boundary, extent, time and step; with ``debug_agent`` set, also
+            obstacle polygons, boundary, extent, time and step; with non-holonomic agents their
+            ``headings`` (rad, NaN for holonomic slots); with ``debug_agent`` set, also
             ``selected`` and its ``orca_lines`` (last step).
 
         Raises:
@@ -352,6 +354,9 @@ class EnvState:
                 "active": b.active.copy(), "obstacles": list(self.world.obstacles),
                 "boundary": self.world.boundary, "extent": self.world.extent,
                 "time": sim.global_time, "step": self.step_count}
+        nonholonomic = b.kinematics != HOLONOMIC
+        if nonholonomic.any():  # headings of the non-holonomic agents (NaN: holonomic)
+            data["headings"] = np.where(nonholonomic, b.headings, np.nan)
         if self.debug_agent is not None:
             data["selected"] = int(self.debug_agent)
             data["orca_lines"] = sim.orca_lines(int(self.debug_agent))

@@ -24,7 +24,7 @@ from .core import Simulator
 from .behaviours import behaviour
 from .guidance import Roadmap
 from .kinematics import HOLONOMIC
-from .observations import TIME_FEATURE, UNIVERSAL_DEFAULTS
+from .observations import KINEMATICS_FEATURES, TIME_FEATURE, UNIVERSAL_DEFAULTS
 from .rewards import TERMS, extra_weights
 from .scenarios import SpawnError, make_scenario
 from .scenarios.base import RANDOM_RADIUS, RANDOM_SPEED
@@ -152,8 +152,11 @@ class WorldConfig:
         self.reward_term_names = TERMS + self.extra_terms
         self.extra_obs = tuple(sc.EXTRA_OBSERVATIONS)
         self.time_obs = bool(ob.time)
-        # Features after the agents and segments: the scenario's, then the time.
-        self.obs_features = self.extra_obs + ((TIME_FEATURE,) if self.time_obs else ())
+        # Features after the agents and segments: the scenario's, the heading, the time.
+        #: Non-holonomic learned agents observe their heading and turn rate.
+        self.kin_obs = self.learned_kinematics != "holonomic"
+        self.obs_features = self.extra_obs + (KINEMATICS_FEATURES if self.kin_obs else ()) + \
+            ((TIME_FEATURE,) if self.time_obs else ())
         tol = cfg.collision_tolerance
         #: Tolerated overlap: ``tol_abs`` metres plus ``tol_rel`` times the smaller radius.
         self.tol_abs, self.tol_rel = tolerance_parts(tol)

@@ -20,6 +20,7 @@ index              meaning                                                     m
 8 + 6K + 5m + 2,3  m-th nearest obstacle segment: unit direction               -1       1
 8 + 6K + 5m + 4    m-th nearest obstacle segment: present (1) or padding (0)   0        1
 8 + 6K + 5M + j    the scenario's j-th own feature (``EXTRA_OBSERVATIONS``)    low_j    high_j
+then (kinematics)  heading (cos, sin) in the agent's frame; turn rate / limit  -1       1
 last (time: true)  elapsed fraction of the time limit, step / last step        0        1
 =================  ==========================================================  =======  ======
 
@@ -56,12 +57,21 @@ index              meaning                                                     m
 8 + 6K + 5m + 2,3  m-th nearest obstacle segment: unit direction               -1       1
 8 + 6K + 5m + 4    m-th nearest obstacle segment: present (1) or padding (0)   0        1
 8 + 6K + 5M + j    the scenario's j-th own feature (``EXTRA_OBSERVATIONS``)    low_j    high_j
+then (kinematics)  heading (cos, sin) in the agent's frame; turn rate / limit  -1       1
 last (time: true)  elapsed fraction of the time limit, step / last step        0        1
 =================  ==========================================================  =======  ======
 
 ``U`` = :data:`UNIVERSAL_REL_SPEED` = 4: neighbours up to three times as fast as the agent
 (CrowdNav's humans reach 1.5 m/s) stay inside it; faster ones are clipped. The scenario's own
 features keep their own units and bounds.
+
+Heading and turn rate (non-holonomic learned agents, either layout)
+-------------------------------------------------------------------
+When the learned agents' ``kinematics`` is ``unicycle`` or ``differential_drive``, three features
+follow the scenario's own (:data:`KINEMATICS_FEATURES`): the unit heading vector in the agent's
+frame (``(1, 0)``: facing the goal in the goal frame) and the turn rate over its limit
+(``max_rotation / Δt`` for the unicycle, ``max_angular_speed`` for the differential drive).
+Holonomic agents have none, so their observation is unchanged.
 
 Time (``observation.time: true``, either layout)
 ------------------------------------------------
@@ -87,13 +97,16 @@ from .frames import AT_GOAL_EPS, frame_axis, to_frame
 __all__ = ["obs_size", "obs_bounds", "make_space", "build_observations", "OWN", "PER_AGENT",
            "PER_SEGMENT", "UNIVERSAL_DEFAULTS", "UNIVERSAL_REL_SPEED",
            "universal_bounds", "make_universal_space", "build_observations_universal",
-           "TIME_FEATURE", "time_fraction"]
+           "TIME_FEATURE", "KINEMATICS_FEATURES", "time_fraction"]
 
 OWN = 8
 PER_AGENT = 6
 PER_SEGMENT = 5
 #: The ``observation.time`` feature as an extra feature ``(name, low, high)``: appended last.
 TIME_FEATURE = ("time", 0.0, 1.0)
+#: A non-holonomic learned agent's own heading and turn rate, after the scenario's features.
+KINEMATICS_FEATURES = (("heading_x", -1.0, 1.0), ("heading_y", -1.0, 1.0),
+                       ("turn_rate", -1.0, 1.0))
 #: Bound of the universal layout's relative velocities, in units of the agent's max speed.
 UNIVERSAL_REL_SPEED = 4.0
 

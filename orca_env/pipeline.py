@@ -79,7 +79,8 @@ class WorldBatch:
         num_learned: L, learned agents per world (the same in every world).
         obs_size, low, high: the observation size and its bounds (the same in every world).
         spec: dict of the observation layout shared by every world: ``kk``, ``mm`` (agents
-            and segments observed), ``universal``, ``time_obs``, ``extra_obs`` (count).
+            and segments observed), ``universal``, ``time_obs``, ``extra_obs`` (count),
+            ``kin_obs`` (the heading and turn-rate features, optional).
         num_terms: reward terms per row (built-in plus the scenario's).
         num_threads: threads stepping blocks of worlds (results do not depend on it).
     """
@@ -91,7 +92,8 @@ class WorldBatch:
         self.num_terms = int(num_terms)
         self._spec = Spec(kk=int(spec["kk"]), mm=int(spec["mm"]),
                           universal=bool(spec["universal"]), time_obs=bool(spec["time_obs"]),
-                          n_extra=int(spec["extra_obs"]), low=low.astype(np.float32),
+                          n_extra=int(spec["extra_obs"]), kin_obs=bool(spec.get("kin_obs")),
+                          low=low.astype(np.float32),
                           high=high.astype(np.float32), max_nbr=0)
         self.episodes: list[WorldEpisode | None] = [None] * B
         self.step_counts = np.zeros(B, dtype=np.int64)

@@ -128,6 +128,7 @@ COLORS = {
     "forbidden": (250, 200, 200),
     "inset": (255, 255, 255),
     "band": (244, 244, 240),
+    "heading": (255, 255, 255),
 }
 #: Legend labels of populations and statuses.
 LABELS = {"learned": "learned", "orca": "ORCA crowd", "non_reactive": "non-reactive",
@@ -497,6 +498,18 @@ class Renderer:
                 pg.draw.circle(surf, ring, px[i], rpx[i], max(2, int(rpx[i] * 0.35)))
             if i == sel:
                 pg.draw.circle(surf, COLORS["selected"], px[i], rpx[i] + 3, 2)
+        # Headings of non-holonomic agents: a white nose at the front of the disc (y is up).
+        headings = data.get("headings")
+        if headings is not None:
+            hd = np.asarray(headings, dtype=np.float64)
+            for i in live:
+                if np.isfinite(hd[i]):
+                    f = np.array([np.cos(hd[i]), -np.sin(hd[i])])
+                    side = np.array([-f[1], f[0]])
+                    r = rpx[i]
+                    pg.draw.polygon(surf, COLORS["heading"], [
+                        (px[i] + 0.9 * r * f).tolist(), (px[i] + 0.2 * r * f + 0.45 * r * side)
+                        .tolist(), (px[i] + 0.2 * r * f - 0.45 * r * side).tolist()])
         # Collided agents that left the simulation stay visible as a red cross where they hit.
         for i in np.flatnonzero(~active & (statuses == Status.COLLIDED)):
             _cross(pg, surf, COLORS["collided"], px[i], max(4.0, rpx[i]))

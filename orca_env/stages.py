@@ -23,7 +23,8 @@ from .collisions import agent_collisions, agent_collisions_crowdnav, obstacle_co
 from .core import Simulator
 from .core.batch import query_world_neighbors, step_world
 from .core.obstacles import query_many as query_obstacles
-from .kinematics import HOLONOMIC, constraints, move
+from .frames import frame_axis, to_frame
+from .kinematics import HOLONOMIC, constraints, move, turn_limit
 from .observations import (
     build_observations,
     build_observations_universal,
@@ -60,8 +61,8 @@ Settings = namedtuple("Settings", (
     "terminate", "speed_fraction", "window", "end_episode", "range_sq", "obs_range",
     "discomfort", "world_frame", "residual", "noisy", "straight", "nonholonomic", "weights"))
 #: The observation layout every world shares, and the largest ``max_neighbors``.
-Spec = namedtuple("Spec", ("kk", "mm", "universal", "time_obs", "n_extra", "low", "high",
-                           "max_nbr"))
+Spec = namedtuple("Spec", ("kk", "mm", "universal", "time_obs", "n_extra", "kin_obs", "low",
+                           "high", "max_nbr"))
 #: Scratch, and what phase A leaves for phase B (per slot: at_goal .. dist; per row: hit ..).
 #: ``cmd`` (per slot): the commanded (v, omega) of non-holonomic models; ``vlines`` and
 #: ``n_vlines``: NH-ORCA's velocity polygons handed to the core.
@@ -195,7 +196,7 @@ def _proximity(live, pos, active, kd, radius, ob, nodes, range_sq, kk, mm):
 @njit(cache=True, error_model="numpy")
 def _observe(live, rows, pos, vel, radius, max_speed, targets_all, path_len, dirs, nbr, seg,
              closest, universal, world_frame, obs_range, time_step, low, high, n_extra,
-             time_obs, step, last_step, extra_obs, obs_out):
+             kin_obs, kin, kp, heading, ang_vel, time_obs, step, last_step, extra_obs, obs_out):
     """Observations of the live agents into their rows of ``obs_out``."""
     nl = live.shape[0]
     targets = np.empty((nl, 2))
@@ -214,11 +215,24 @@ def _observe(live, rows, pos, vel, radius, max_speed, targets_all, path_len, dir
         build_observations(live, pos, vel, radius, max_speed, targets, path_rem, nbr, seg,
                            closest, dirs, world_frame, low, high, obs)
     d = low.shape[0]
-    e0 = d - n_extra - (1 if time_obs else 0)
+    nk = 3 if kin_obs else 0
+    e0 = d - n_extra - nk - (1 if time_obs else 0)
     for q in range(nl):
         for j in range(n_extra):  # the scenario's features, clipped to their bounds
             v = np.float32(extra_obs[rows[q], j])
             obs[q, e0 + j] = min(max(v, low[e0 + j]), high[e0 + j])
+    if kin_obs:  # heading in the agent's frame, turn rate over its limit
+        k0 = e0 + n_extra
+        for q in range(nl):
+            i = live[q]
+            ex, ey = frame_axis(targets[q, 0] - pos[i, 0], targets[q, 1] - pos[i, 1],
+                                world_frame)
+            hx, hy = to_frame(np.cos(heading[i]), np.sin(heading[i]), ex, ey)
+            w_lim = turn_limit(kin[i], kp[i], time_step)
+            tr = ang_vel[i] / w_lim if w_lim > 0.0 else 0.0
+            obs[q, k0] = min(max(np.float32(hx), low[k0]), high[k0])
+            obs[q, k0 + 1] = min(max(np.float32(hy), low[k0 + 1]), high[k0 + 1])
+            obs[q, k0 + 2] = min(max(np.float32(tr), low[k0 + 2]), high[k0 + 2])
     if time_obs:
         tf = time_fraction(step, last_step)
         for q in range(nl):
@@ -366,7 +380,8 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
                           spec.mm)
         _observe(live, rr, pos, vel, radius, max_speed, targets, path_len, ob[3], prox.nbr,
                  prox.seg, prox.closest, spec.universal, st.world_frame[b], st.obs_range[b], dt,
-                 spec.low, spec.high, spec.n_extra, spec.time_obs, step_count[b],
+                 spec.low, spec.high, spec.n_extra, spec.kin_obs, kin, sl.kin_param[a0:a1],
+                 sl.heading[a0:a1], sl.ang_vel[a0:a1], spec.time_obs, step_count[b],
                  st.last_step[b], rows.extra_obs, rows.obs)
         if mode == OBSERVE:
             for q in range(nl):

@@ -17,11 +17,19 @@ from numba import njit
 from . import holonomic
 from . import unicycle
 from . import differential_drive
-from .base import REGISTRY, Kinematics, kinematics, kinematics_names, register_kinematics
+from .base import (
+    P_MAX_ANGULAR_SPEED,
+    P_MAX_ROTATION,
+    REGISTRY,
+    Kinematics,
+    kinematics,
+    kinematics_names,
+    register_kinematics,
+)
 from .nh import POLYGON, velocity_polygon
 
 __all__ = ["Kinematics", "register_kinematics", "kinematics", "kinematics_names", "REGISTRY",
-           "command", "constraints", "move", "HOLONOMIC", "UNICYCLE", "DIFFERENTIAL_DRIVE",
+           "command", "constraints", "move", "turn_limit", "HOLONOMIC", "UNICYCLE", "DIFFERENTIAL_DRIVE",
            "POLYGON"]
 
 HOLONOMIC = holonomic.HOLONOMIC.code
@@ -81,3 +89,13 @@ def move(kin, i, safe, pos0, pos, vel, pref, cmd, heading, lin_vel, ang_vel, kp,
         return differential_drive.move(i, safe, pos0, pos, vel, cmd, heading, lin_vel, ang_vel,
                                        kp[i], max_speed, time_step)
     return holonomic.move(i, safe, pos0, pos, vel, pref, time_step)
+
+
+@njit(cache=True, inline="always")
+def turn_limit(kin, kp, dt):
+    """The largest turn rate of model ``kin`` with parameters ``kp``, rad/s (0: holonomic)."""
+    if kin == UNICYCLE:
+        return kp[P_MAX_ROTATION] / dt
+    if kin == DIFFERENTIAL_DRIVE:
+        return kp[P_MAX_ANGULAR_SPEED]
+    return 0.0

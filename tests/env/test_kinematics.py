@@ -249,3 +249,21 @@ def test_vector_env_worlds_match_single_envs(kin):
         s = slice(int(vec._batch.offsets[b]), int(vec._batch.offsets[b + 1]))
         np.testing.assert_array_equal(vec._batch.positions[s], env._batch.positions)
         np.testing.assert_array_equal(vec._batch.headings[s], env._batch.headings)
+
+
+# -- observations -----------------------------------------------------------------------------
+def test_non_holonomic_agents_observe_heading_and_turn_rate_holonomic_ones_do_not():
+    holo = _robot_env("holonomic")
+    uni = _robot_env("unicycle", safety_layer=False)
+    assert uni.observation_space("agent_0").shape[0] == \
+        holo.observation_space("agent_0").shape[0] + 3
+    obs, _ = uni.reset(seed=0)
+    np.testing.assert_allclose(obs["agent_0"][-3:], [1.0, 0.0, 0.0], atol=1e-6)  # faces its goal
+    obs, *_ = uni.step({"agent_0": np.array([1.0, 1.0], np.float32)})  # full left turn
+    b = uni._batch
+    assert np.isclose(obs["agent_0"][-1], b.angular_velocities[0] / (np.pi / 4 / uni.time_step),
+                      atol=1e-6)
+    assert np.isclose(obs["agent_0"][-1], 1.0)
+    h = np.pi / 4  # turned by max_rotation from facing the goal: (cos, sin) in the goal frame
+    assert np.allclose(obs["agent_0"][-3:-1], [np.cos(h), np.sin(h)], atol=0.05)
+    assert uni.observation_space("agent_0").contains(obs["agent_0"])

@@ -11,6 +11,7 @@ import pytest
 import yaml
 from orca_env.configs import names, resolve
 
+import orca_env
 import orca_env.evaluation.suite as suite_module
 from orca_env.cli import main
 from orca_env.evaluation import evaluate
@@ -81,13 +82,17 @@ def test_the_standard_suite_is_shipped_and_found_by_name():
         resolve("standard", kind="suites")
 
 
-def test_the_standard_suite_covers_every_shipped_config():
-    """A benchmark over every scenario: a new shipped config needs its entry in the suite."""
-    suite = load_suite("standard")
-    covered = {os.path.realpath(e.path) for e in suite.entries}
+def test_the_standard_and_robots_suites_cover_every_shipped_config():
+    """A benchmark over every scenario: a new shipped config needs its entry in a suite (the
+    robots suite for non-holonomic learned robots, whose spaces the holonomic policies lack)."""
+    standard, robots = load_suite("standard"), load_suite("robots")
+    covered = {os.path.realpath(e.path) for e in standard.entries + robots.entries}
     missing = [n for n in names("env") if os.path.realpath(resolve(n)) not in covered]
-    assert not missing, (f"shipped configs without an entry in configs/suites/standard.yaml: "
-                         f"{missing}; add one (tag standard, a new seed_offset)")
+    assert not missing, (f"shipped configs without an entry in configs/suites/standard.yaml or "
+                         f"robots.yaml: {missing}; add one (a new seed_offset)")
+    for e in robots.entries:  # and only robots go to the robots suite
+        env = orca_env.parallel_env(e.path, **e.overrides)
+        assert env.world_config.learned_kinematics != "holonomic", e.name
 
 
 def test_the_heldout_suite_uses_other_evaluation_seeds_than_the_standard_one():
@@ -460,7 +465,7 @@ def test_an_entry_whose_env_cannot_be_built_fails_before_any_episode(tmp_path, n
 # -- the command line's errors ------------------------------------------------------------------
 @pytest.mark.parametrize("argv, match", [
     (["nope"], "no config file 'nope' and no shipped suite config of that name; shipped: "
-               "heldout, standard"),
+               "heldout, robots, standard"),
     (["--entries", "nope"], "--entries 'nope': no such entry in suite 'standard'; entries: "
                             "circle_dense, "),
     (["--tags", "nope"], "tags 'nope': no entry of suite 'standard' has this tag; tags: crush, "
