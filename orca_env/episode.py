@@ -22,7 +22,9 @@ from .agents import AgentTable, build_agent_table
 from .config import EnvConfig, GroupConfig, parse_section, tolerance_parts
 from .core import Simulator
 from .guidance import Roadmap
-from .observations import TIME_FEATURE, UNIVERSAL_DEFAULTS
+from .kinematics import HOLONOMIC
+from .observations import TIME_FEATURE, UNIVERSAL_DEFAULTS, sensor_features
+from .sensors import NO_CONE
 from .rewards import TERMS, extra_weights
 from .scenarios import SpawnError, make_scenario
 from .scenarios.base import RANDOM_RADIUS, RANDOM_SPEED
@@ -138,8 +140,22 @@ class WorldConfig:
         self.reward_term_names = TERMS + self.extra_terms
         self.extra_obs = tuple(sc.EXTRA_OBSERVATIONS)
         self.time_obs = bool(ob.time)
-        # Features after the agents and segments: the scenario's, then the time.
-        self.obs_features = self.extra_obs + ((TIME_FEATURE,) if self.time_obs else ())
+        # Sensors (orca_env.sensors): heading features where a learned agent's model has a
+        # heading, the LiDAR scan, the neighbour sensor's cone (cosine of its half angle).
+        t = self.table
+        self.heading_obs = bool(np.any(t.kinematics[t.learned_slots] != HOLONOMIC))
+        lid = ob.lidar
+        self.lidar_beams = 0 if lid is None else lid.beams
+        self.lidar_range = self.obs_range if lid is None or lid.range is None else lid.range
+        self.lidar_noise = 0.0 if lid is None else lid.noise
+        self.lidar_fov = math.radians(360.0 if lid is None else lid.fov)
+        self.nbr_cos = NO_CONE if ob.fov >= 360.0 else math.cos(math.radians(ob.fov) / 2.0)
+        self.occlusion = bool(ob.occlusion)
+        self.sensor_features = sensor_features(self.heading_obs, self.lidar_beams,
+                                               self.lidar_range, self.universal)
+        # Features after the agents and segments: the sensors', the scenario's, the time.
+        self.obs_features = self.sensor_features + self.extra_obs + \
+            ((TIME_FEATURE,) if self.time_obs else ())
         tol = cfg.collision_tolerance
         #: Tolerated overlap: ``tol_abs`` metres plus ``tol_rel`` times the smaller radius.
         self.tol_abs, self.tol_rel = tolerance_parts(tol)
@@ -163,7 +179,9 @@ class WorldConfig:
                 "world_frame": cfg.observation.frame == "world",
                 "residual": cfg.action == "residual",
                 "noisy": bool(np.any(self.table.noise > 0.0)), "straight": not guided,
-                "weights": self.weights}
+                "lidar_range": float(self.lidar_range), "lidar_noise": float(self.lidar_noise),
+                "lidar_fov": float(self.lidar_fov), "nbr_cos": float(self.nbr_cos),
+                "occlusion": self.occlusion, "weights": self.weights}
 
 
 def build_episode(wc: WorldConfig, rng: np.random.Generator, seed: int, episode: int

@@ -1,0 +1,289 @@
+"""What a robot senses: the LiDAR scan and the neighbour sensor's cone and line of sight.
+
+Config: ``observation.lidar`` (:class:`orca_env.config.LidarConfig`), ``observation.fov`` and
+``observation.occlusion``. The numba kernels here are called per world by
+:func:`orca_env.stages.run_worlds` (phase B); they never validate.
+
+The sensor's heading
+--------------------
+A sensor looks along its agent's heading: ``heading`` (rad, world frame) for agents whose
+motion model has one (every ``kinematics`` but ``holonomic``). A holonomic agent has no heading
+of its own (it moves in any direction at once, and its ``heading`` stays where it started), so
+its sensor looks along the x axis of its observation frame: towards its goal (or waypoint)
+with ``observation.frame: goal``, along the world's x axis with ``frame: world``. Either way the
+scan is at fixed angles in the frame the policy sees.
+
+LiDAR (as gym-collision-avoidance's ``LaserScanSensor`` and VMAS's ``Lidar``)
+----------------------------------------------------------------------------
+Beam ``k`` of ``N`` leaves the agent's centre at ``heading - fov/2 + (k + 1/2) fov / N`` (the
+centres of ``N`` equal sectors: symmetric about the heading for every ``N``; over 360 degrees
+beam ``k`` and beam ``k + N/2`` point opposite ways). It reads the distance from the centre to
+the first point where it meets an obstacle segment (either side) or another active agent's disc
+(radius ``radius``), or ``range`` when it meets nothing within range; an agent overlapping the
+centre reads 0. Noise: ``N(0, noise^2)`` metres per beam, then clipped to ``[0, range]``.
+
+The noise comes from a counter-based stream (splitmix64 on ``(key, step, slot, beam)``), whose
+64-bit key each world draws from its own seeded generator at reset (only when ``noise > 0``): a
+world of the vector env draws the same key as the single env with its seed, and the noise of a
+step does not depend on the order in which agents or worlds are computed.
+
+Neighbour cone and occlusion
+----------------------------
+An agent is observed (fills one of the K neighbour slots) when its centre lies within the
+observation range, within ``fov / 2`` of the sensor's heading (``fov`` 360: everywhere), and,
+with ``occlusion: true``, when no obstacle segment blocks the line between the two centres
+(RVO2's ``queryVisibility`` rule with radius 0, :func:`orca_env.core.obstacles.query_visibility`).
+The K slots hold the K nearest *sensed* agents. Rewards (the clearance of the discomfort term,
+``nearest_separation`` in the infos) keep using the true nearest agents: what a robot senses
+must not change what counts as being close to someone.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .core.obstacles import query_segments, query_visibility
+from .frames import frame_axis
+from .kinematics import HOLONOMIC
+from .kinematics.base import P_MAX_ANGULAR_SPEED, P_MAX_ROTATION
+
+__all__ = ["sensor_axes", "lidar_scan", "lidar_noise", "lidar_observe", "filter_sensed",
+           "angular_bound", "ray_segment", "ray_disc", "NO_CONE", "HEADING_FEATURES", "DEFAULT_ANGULAR_BOUND"]
+
+#: ``cos(fov / 2)`` standing for a 360-degree cone: every direction passes (cosines >= -1).
+NO_CONE = -2.0
+#: Own-state features of non-holonomic agents: cos and sin of the heading in the observation
+#: frame, and the angular velocity over its bound.
+HEADING_FEATURES = 3
+#: Angular speed bound (rad/s) of the angular-velocity feature when the model sets none.
+DEFAULT_ANGULAR_BOUND = np.pi
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_S30 = np.uint64(30)
+_S27 = np.uint64(27)
+_S31 = np.uint64(31)
+_S11 = np.uint64(11)
+_INV_2_53 = 1.0 / 9007199254740992.0
+
+
+@njit(cache=True)
+def sensor_axes(live, pos, targets, heading, kin, world_frame, out):
+    """Unit vector of each live agent's sensor heading (module docstring).
+
+    Args:
+        live: (nl,) int64 world-local slots.
+        pos: (n, 2) float64 positions, m, world frame.
+        targets: (n, 2) float64 goals or waypoints, m, world frame.
+        heading: (n,) float64 headings, rad, world frame.
+        kin: (n,) int64 kinematics codes.
+        world_frame: the observation frame is the world's.
+        out: (nl, 2) float64 output, world frame.
+    """
+    for q in range(live.shape[0]):
+        i = live[q]
+        if kin[i] == HOLONOMIC:
+            out[q, 0], out[q, 1] = frame_axis(targets[i, 0] - pos[i, 0],
+                                              targets[i, 1] - pos[i, 1], world_frame)
+        else:
+            out[q, 0] = np.cos(heading[i])
+            out[q, 1] = np.sin(heading[i])
+
+
+@njit(cache=True)
+def ray_segment(px, py, dx, dy, ax, ay, bx, by):
+    """Distance along the unit ray ``p + t d`` (t >= 0) to segment ab, inf if it misses."""
+    ex = bx - ax
+    ey = by - ay
+    den = dx * ey - dy * ex
+    if den == 0.0:  # parallel: a ray grazing along a wall meets its end segments instead
+        return np.inf
+    wx = ax - px
+    wy = ay - py
+    t = (wx * ey - wy * ex) / den
+    s = (wx * dy - wy * dx) / den
+    if t < 0.0 or s < 0.0 or s > 1.0:
+        return np.inf
+    return t
+
+
+@njit(cache=True)
+def ray_disc(px, py, dx, dy, cx, cy, r):
+    """Distance along the unit ray ``p + t d`` (t >= 0) to the disc (c, r); 0 inside it."""
+    mx = px - cx
+    my = py - cy
+    b = mx * dx + my * dy
+    c = mx * mx + my * my - r * r
+    if c <= 0.0:  # the ray starts inside the disc (overlap)
+        return 0.0
+    if b > 0.0:  # pointing away from a disc it is outside of
+        return np.inf
+    disc = b * b - c
+    if disc < 0.0:
+        return np.inf
+    return -b - np.sqrt(disc)
+
+
+@njit(cache=True)
+def lidar_scan(live, pos, radius, active, axes, fov, max_range, points, next_ids, seg_order,
+               boxes, out):
+    """True ranges of each live agent's beams, m (no noise).
+
+    Candidates are gathered once per agent (segments through the obstacle index, agents by a
+    scan of the world's slots), then every beam is tested against them.
+
+    Args:
+        live: (nl,) int64 world-local slots of the scanning agents.
+        pos: (n, 2) float64 positions, m, world frame.
+        radius: (n,) float64 radii, m.
+        active: (n,) bool, in the simulation.
+        axes: (nl, 2) float64 sensor headings (:func:`sensor_axes`).
+        fov: field of view, rad, in (0, 2 pi].
+        max_range: farthest reading, m.
+        points, next_ids, seg_order, boxes: the world's obstacle storage and index.
+        out: (nl, beams) float64 output, m, in [0, max_range].
+    """
+    nl = live.shape[0]
+    beams = out.shape[1]
+    n = pos.shape[0]
+    m = points.shape[0]
+    seg_ids = np.empty(max(m, 1), dtype=np.int64)
+    seg_dsq = np.empty(max(m, 1))
+    cand = np.empty(n, dtype=np.int64)
+    range_sq = max_range * max_range
+    step = fov / beams
+    for q in range(nl):
+        i = live[q]
+        px = pos[i, 0]
+        py = pos[i, 1]
+        n_seg = 0
+        if m > 0:
+            n_seg = min(query_segments(px, py, range_sq, False, True, points, next_ids,
+                                       seg_order, boxes, seg_ids, seg_dsq), m)
+        n_ag = 0
+        for j in range(n):
+            if j == i or not active[j]:
+                continue
+            ddx = pos[j, 0] - px
+            ddy = pos[j, 1] - py
+            reach = max_range + radius[j]
+            if ddx * ddx + ddy * ddy <= reach * reach:
+                cand[n_ag] = j
+                n_ag += 1
+        h = np.arctan2(axes[q, 1], axes[q, 0])
+        for k in range(beams):
+            a = h - 0.5 * fov + (k + 0.5) * step
+            dx = np.cos(a)
+            dy = np.sin(a)
+            best = max_range
+            for c in range(n_seg):
+                s = seg_ids[c]
+                t = next_ids[s]
+                best = min(best, ray_segment(px, py, dx, dy, points[s, 0], points[s, 1],
+                                             points[t, 0], points[t, 1]))
+            for c in range(n_ag):
+                j = cand[c]
+                best = min(best, ray_disc(px, py, dx, dy, pos[j, 0], pos[j, 1], radius[j]))
+            out[q, k] = best
+
+
+@njit(cache=True)
+def _mix64(x):
+    """splitmix64's finaliser: a bijection of uint64 whose outputs pass BigCrush."""
+    x = (x ^ (x >> _S30)) * _M1
+    x = (x ^ (x >> _S27)) * _M2
+    return x ^ (x >> _S31)
+
+
+@njit(cache=True)
+def lidar_noise(key, step, slot, beam):
+    """One standard normal draw of the counter-based stream (Box-Muller on two uniforms).
+
+    Args:
+        key: uint64, the world's key (drawn from its generator at reset).
+        step: steps since reset.
+        slot: world-local slot of the agent.
+        beam: beam index.
+    """
+    s = _mix64(key + np.uint64(step) * _GOLDEN)
+    s = _mix64(s + np.uint64(slot) * _GOLDEN)
+    s = _mix64(s + np.uint64(beam) * _GOLDEN)
+    u1 = (np.float64(s >> _S11) + 1.0) * _INV_2_53  # in (0, 1]: the log is finite
+    u2 = np.float64(_mix64(s + _GOLDEN) >> _S11) * _INV_2_53
+    return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+
+
+@njit(cache=True)
+def filter_sensed(live, pos, axes, cos_half, occlusion, nbr, kk, points, next_ids, seg_order,
+                  boxes, out):
+    """The ``kk`` nearest sensed neighbours of each live agent, from its true nearest ones.
+
+    Args:
+        live: (nl,) int64 world-local slots.
+        pos: (n, 2) float64 positions, m, world frame.
+        axes: (nl, 2) float64 sensor headings (:func:`sensor_axes`).
+        cos_half: cosine of half the field of view (:data:`NO_CONE`: every direction).
+        occlusion: drop agents whose centre an obstacle segment hides.
+        nbr: (nl, c) int64 neighbours within range, nearest first, -1 padded.
+        kk: neighbour slots of the observation.
+        points, next_ids, seg_order, boxes: the world's obstacle storage and index.
+        out: (nl, kk) int64 output, nearest sensed first, -1 padded.
+    """
+    out[:] = -1
+    for q in range(live.shape[0]):
+        i = live[q]
+        px = pos[i, 0]
+        py = pos[i, 1]
+        kept = 0
+        for c in range(nbr.shape[1]):
+            if kept == kk:
+                break
+            j = nbr[q, c]
+            if j < 0:
+                break
+            rx = pos[j, 0] - px
+            ry = pos[j, 1] - py
+            if cos_half > -1.0:
+                # Inside the cone: the angle to the heading is at most fov / 2.
+                if rx * axes[q, 0] + ry * axes[q, 1] < cos_half * np.sqrt(rx * rx + ry * ry):
+                    continue
+            if occlusion and points.shape[0] > 0:
+                if not query_visibility(px, py, pos[j, 0], pos[j, 1], 0.0, points, next_ids,
+                                        seg_order, boxes):
+                    continue
+            out[q, kept] = j
+            kept += 1
+
+
+@njit(cache=True)
+def lidar_observe(live, pos, radius, active, axes, fov, max_range, noise, key, step, points,
+                  next_ids, seg_order, boxes, out):
+    """The LiDAR readings of the observation: :func:`lidar_scan`, plus noise, clipped, m.
+
+    Args:
+        noise: standard deviation, m (0: none, and the stream is not read).
+        key: uint64 key of the world's noise stream.
+        step: steps since reset (the stream's counter, with slot and beam).
+        Others: as :func:`lidar_scan`.
+    """
+    lidar_scan(live, pos, radius, active, axes, fov, max_range, points, next_ids, seg_order,
+               boxes, out)
+    if noise > 0.0:
+        for q in range(live.shape[0]):
+            for k in range(out.shape[1]):
+                x = out[q, k] + noise * lidar_noise(key, step, live[q], k)
+                out[q, k] = min(max(x, 0.0), max_range)
+
+
+@njit(cache=True)
+def angular_bound(kin_param, i, time_step):
+    """The bound (rad/s) of slot ``i``'s angular-velocity feature (observations docstring)."""
+    w = kin_param[i, P_MAX_ANGULAR_SPEED]
+    if w > 0.0:
+        return w
+    w = kin_param[i, P_MAX_ROTATION] / time_step
+    if w > 0.0:
+        return w
+    return DEFAULT_ANGULAR_BOUND
