@@ -657,6 +657,10 @@ def universal_observation(config: Any) -> dict | None:
     return out
 
 
+#: The sensor keys at their defaults (no scan, no cone, no occlusion).
+_SENSORS_OFF = {"lidar": None, "fov": 360.0, "occlusion": False}
+
+
 def sensor_settings(ob: ObservationConfig) -> dict:
     """The sensor keys of an observation section that differ from their defaults (off).
 
@@ -702,7 +706,8 @@ def apply_policy_settings(overrides: dict, settings: dict | None) -> dict:
     """``overrides`` (env config keys) completed with a policy's :func:`policy_settings`.
 
     The policy's ``observation`` keys are merged under the ``observation`` section given in
-    ``overrides``, and its ``action`` is used unless ``overrides`` sets one; ``overrides`` is
+    ``overrides`` (with a universal layout, the sensor keys the policy does not name are set
+    off: its observation space is the one it was trained with), and its ``action`` is used unless ``overrides`` sets one; ``overrides`` is
     not modified.
     """
     out = dict(overrides)
@@ -710,7 +715,10 @@ def apply_policy_settings(overrides: dict, settings: dict | None) -> dict:
         return out
     if "observation" in settings:
         given = out.get("observation")
-        out["observation"] = {**settings["observation"],
+        # A universal policy's sensors are part of its observation: off unless it names them,
+        # whatever the env config's own (a policy without a scan sees none in a LiDAR config).
+        off = _SENSORS_OFF if settings["observation"].get("layout") == "universal" else {}
+        out["observation"] = {**off, **settings["observation"],
                               **(given if isinstance(given, dict) else {})}
     if "action" in settings and "action" not in out:
         out["action"] = settings["action"]
