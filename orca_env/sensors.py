@@ -49,7 +49,7 @@ from .kinematics import HOLONOMIC
 from .kinematics.base import P_MAX_ANGULAR_SPEED, P_MAX_ROTATION
 
 __all__ = ["sensor_axes", "lidar_scan", "lidar_noise", "lidar_observe", "filter_sensed",
-           "angular_bound", "ray_segment", "ray_disc", "NO_CONE", "HEADING_FEATURES", "DEFAULT_ANGULAR_BOUND"]
+           "angular_bound", "ray_segment", "ray_disc", "sensor_view", "NO_CONE", "HEADING_FEATURES", "DEFAULT_ANGULAR_BOUND"]
 
 #: ``cos(fov / 2)`` standing for a 360-degree cone: every direction passes (cosines >= -1).
 NO_CONE = -2.0
@@ -287,3 +287,44 @@ def angular_bound(kin_param, i, time_step):
     if w > 0.0:
         return w
     return DEFAULT_ANGULAR_BOUND
+
+
+def sensor_view(env, slot: int) -> dict:
+    """What slot ``slot`` of a single env senses now, for the renderer (render-data keys).
+
+    Args:
+        env: An :class:`~orca_env.environment.OrcaEnv` after ``reset``.
+        slot: The agent's slot.
+
+    Returns:
+        ``{}`` without sensors; else ``scan_agent`` (the slot), and with ``observation.lidar``
+        ``scan_points`` ((beams, 2) float64, m, world frame: where each beam ends, noise-free)
+        and ``scan_range`` (m); with a neighbour cone ``sensor_cone``: ``(heading, half angle,
+        range)`` (rad, rad, m).
+    """
+    wc = env.world_config
+    if not (wc.lidar_beams or wc.nbr_cos > -1.0):
+        return {}
+    b, sim = env._batch, env.sim
+    sl = b.slots
+    s = b._world_slice(0)
+    pos, live = np.ascontiguousarray(sl.pos[s]), np.array([slot], dtype=np.int64)
+    axes = np.empty((1, 2))
+    sensor_axes(live, pos, np.ascontiguousarray(sl.targets[s]), sl.heading[s], sl.kinematics[s],
+                env.episode_config.observation.frame == "world", axes)
+    heading = float(np.arctan2(axes[0, 1], axes[0, 0]))
+    out: dict = {"scan_agent": int(slot)}
+    if wc.lidar_beams:
+        order, boxes = sim.obstacle_index
+        dist = np.empty((1, wc.lidar_beams))
+        lidar_scan(live, pos, np.ascontiguousarray(sl.radius[s]), np.ascontiguousarray(
+            sl.active[s]), axes, wc.lidar_fov, wc.lidar_range, np.asarray(sim.obstacle_points),
+            np.asarray(sim.obstacle_next), np.asarray(order), np.asarray(boxes), dist)
+        k = np.arange(wc.lidar_beams)
+        ang = heading - 0.5 * wc.lidar_fov + (k + 0.5) * wc.lidar_fov / wc.lidar_beams
+        out["scan_points"] = pos[slot] + dist[0, :, None] * np.stack([np.cos(ang), np.sin(ang)],
+                                                                     axis=1)
+        out["scan_range"] = float(wc.lidar_range)
+    if wc.nbr_cos > -1.0:
+        out["sensor_cone"] = (heading, float(np.arccos(wc.nbr_cos)), float(wc.obs_range))
+    return out
