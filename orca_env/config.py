@@ -356,7 +356,8 @@ class ObservationConfig:
                     "'Time Limits in Reinforcement Learning')", kind=bool)
     lidar: LidarConfig | None = _f(None, "LiDAR scan section (LidarConfig keys: beams, range, "
                                    "noise, fov); null: no scan. The scan follows the segments "
-                                   "and the scenario's features in the observation",
+                                   "(and the heading features), before the scenario's own "
+                                   "features (orca_env.sensors)",
                                    kind=LidarConfig, optional=True)
     fov: float = _f(360.0, "degrees of the neighbour sensor's cone, centred on the agent's "
                     "heading: agents whose centre lies outside it are not observed (rewards "
@@ -707,8 +708,8 @@ def apply_policy_settings(overrides: dict, settings: dict | None) -> dict:
 
     The policy's ``observation`` keys are merged under the ``observation`` section given in
     ``overrides`` (with a universal layout, the sensor keys the policy does not name are set
-    off: its observation space is the one it was trained with), and its ``action`` is used unless ``overrides`` sets one; ``overrides`` is
-    not modified.
+    off: its observation space is the one it was trained with), and its ``action`` is used
+    unless ``overrides`` sets one; ``overrides`` is not modified.
     """
     out = dict(overrides)
     if not settings:

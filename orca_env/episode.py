@@ -24,10 +24,10 @@ from .core import Simulator
 from .guidance import Roadmap
 from .kinematics import HOLONOMIC
 from .observations import TIME_FEATURE, UNIVERSAL_DEFAULTS, sensor_features
-from .sensors import NO_CONE
 from .rewards import TERMS, extra_weights
 from .scenarios import SpawnError, make_scenario
 from .scenarios.base import RANDOM_RADIUS, RANDOM_SPEED
+from .sensors import NO_CONE
 from .stages import WorldEpisode, run_worlds
 
 __all__ = ["WorldConfig", "build_episode", "draw_episode", "crowdnav_last_step",

@@ -387,13 +387,18 @@ def fill_sensors(obs, q, col, heading_obs, px, py, tx, ty, heading, ang_vel, w_b
         q: row.
         col: first column of the block, ``8 + 6K + 5M``.
         heading_obs: write the heading features (3 columns).
-        px, py: the agent's position; tx, ty: its goal or waypoint, m, world frame.
-        heading: its heading, rad, world frame; ang_vel: its angular velocity, rad/s.
+        px: the agent's x, m, world frame.
+        py: its y.
+        tx: its goal's (or waypoint's) x, m, world frame.
+        ty: its y.
+        heading: the agent's heading, rad, world frame.
+        ang_vel: its angular velocity, rad/s.
         w_bound: the angular-velocity bound, rad/s (> 0).
         world_frame: the observation frame is the world's.
         scan: (nl, beams) float64 LiDAR readings, m.
         inv_range: 1 (metric layout: metres) or 1 / the LiDAR range (universal).
-        low, high: (D,) float32 bounds.
+        low: (D,) float32 lower bounds.
+        high: (D,) float32 upper bounds.
     """
     c = col
     if heading_obs:

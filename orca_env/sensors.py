@@ -49,7 +49,8 @@ from .kinematics import HOLONOMIC
 from .kinematics.base import P_MAX_ANGULAR_SPEED, P_MAX_ROTATION
 
 __all__ = ["sensor_axes", "lidar_scan", "lidar_noise", "lidar_observe", "filter_sensed",
-           "angular_bound", "ray_segment", "ray_disc", "sensor_view", "NO_CONE", "HEADING_FEATURES", "DEFAULT_ANGULAR_BOUND"]
+           "angular_bound", "ray_segment", "ray_disc", "sensor_view", "NO_CONE",
+           "HEADING_FEATURES", "DEFAULT_ANGULAR_BOUND"]
 
 #: ``cos(fov / 2)`` standing for a 360-degree cone: every direction passes (cosines >= -1).
 NO_CONE = -2.0
@@ -142,7 +143,10 @@ def lidar_scan(live, pos, radius, active, axes, fov, max_range, points, next_ids
         axes: (nl, 2) float64 sensor headings (:func:`sensor_axes`).
         fov: field of view, rad, in (0, 2 pi].
         max_range: farthest reading, m.
-        points, next_ids, seg_order, boxes: the world's obstacle storage and index.
+        points: (m, 2) float64 obstacle vertices of the world, m.
+        next_ids: (m,) int64 next vertex of each vertex (segment s runs s -> next_ids[s]).
+        seg_order: the world's obstacle index (``build_segment_index`` of the core).
+        boxes: its node boxes.
         out: (nl, beams) float64 output, m, in [0, max_range].
     """
     nl = live.shape[0]
@@ -228,7 +232,10 @@ def filter_sensed(live, pos, axes, cos_half, occlusion, nbr, kk, points, next_id
         occlusion: drop agents whose centre an obstacle segment hides.
         nbr: (nl, c) int64 neighbours within range, nearest first, -1 padded.
         kk: neighbour slots of the observation.
-        points, next_ids, seg_order, boxes: the world's obstacle storage and index.
+        points: (m, 2) float64 obstacle vertices of the world, m.
+        next_ids: (m,) int64 next vertex of each vertex (segment s runs s -> next_ids[s]).
+        seg_order: the world's obstacle index (``build_segment_index`` of the core).
+        boxes: its node boxes.
         out: (nl, kk) int64 output, nearest sensed first, -1 padded.
     """
     out[:] = -1
@@ -263,10 +270,21 @@ def lidar_observe(live, pos, radius, active, axes, fov, max_range, noise, key, s
     """The LiDAR readings of the observation: :func:`lidar_scan`, plus noise, clipped, m.
 
     Args:
+        live: (nl,) int64 world-local slots of the scanning agents.
+        pos: (n, 2) float64 positions, m, world frame.
+        radius: (n,) float64 radii, m.
+        active: (n,) bool, in the simulation.
+        axes: (nl, 2) float64 sensor headings (:func:`sensor_axes`).
+        fov: field of view, rad, in (0, 2 pi].
+        max_range: farthest reading, m.
         noise: standard deviation, m (0: none, and the stream is not read).
         key: uint64 key of the world's noise stream.
         step: steps since reset (the stream's counter, with slot and beam).
-        Others: as :func:`lidar_scan`.
+        points: (m, 2) float64 obstacle vertices of the world, m.
+        next_ids: (m,) int64 next vertex of each vertex (segment s runs s -> next_ids[s]).
+        seg_order: the world's obstacle index (``build_segment_index`` of the core).
+        boxes: its node boxes.
+        out: (nl, beams) float64 output, m, in [0, max_range].
     """
     lidar_scan(live, pos, radius, active, axes, fov, max_range, points, next_ids, seg_order,
                boxes, out)

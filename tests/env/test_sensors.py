@@ -132,7 +132,7 @@ def test_scan_matches_brute_force_reference():
     sim = env.sim
     points, nxt = np.asarray(sim.obstacle_points), np.asarray(sim.obstacle_next)
     hits = 0
-    for t in range(25):
+    for _ in range(25):
         b = env._batch
         for a, slot in zip(env.agents, env.live_slots, strict=True):
             ref = _ref_scan(b.positions, b.radii, b.active, slot, _goal_heading(env, slot),
@@ -181,7 +181,7 @@ def test_noise_is_gaussian_seeded_and_leaves_the_world_alone():
         o3, _ = noisy.reset(seed=seed)
         for a in o2:
             assert np.array_equal(o2[a], o3[a])  # same seed, same noise
-        for t in range(30):
+        for _ in range(30):
             for a in o1:
                 np.testing.assert_array_equal(o1[a][:c0], o2[a][:c0])  # the rest untouched
                 x, y = o1[a][c0:c0 + 32], o2[a][c0:c0 + 32]
@@ -232,7 +232,7 @@ def test_sensed_neighbours_match_reference(fov, occlusion):
     K = env.world_config.num_obs_agents
     obs, _ = env.reset(seed=5)
     dropped = 0
-    for t in range(40):
+    for _ in range(40):
         b = env._batch
         for a, slot in zip(env.agents, env.live_slots, strict=True):
             want = _ref_sensed(env, slot, fov, occlusion, K)
@@ -257,7 +257,7 @@ def test_rewards_and_separations_use_true_neighbours():
     for seed in (0, 4):
         plain.reset(seed=seed)
         coned.reset(seed=seed)
-        for t in range(40):
+        for _ in range(40):
             if not plain.agents:
                 break
             act = plain.heuristic_actions()
