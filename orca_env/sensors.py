@@ -132,8 +132,11 @@ def lidar_scan(live, pos, radius, active, axes, fov, max_range, points, next_ids
                boxes, out):
     """True ranges of each live agent's beams, m (no noise).
 
-    Candidates are gathered once per agent (segments through the obstacle index, agents by a
-    scan of the world's slots), then every beam is tested against them.
+    Candidates are gathered once per agent (segments within range through the obstacle index,
+    agents by a scan of the world's slots); each is tested only against the beams whose bearing
+    falls in the arc it spans (a segment between its end points' bearings, a disc within
+    ``asin(r / distance)`` of its centre's), so the cost grows with what the beams can hit,
+    not with beams times candidates.
 
     Args:
         live: (nl,) int64 world-local slots of the scanning agents.
@@ -155,42 +158,91 @@ def lidar_scan(live, pos, radius, active, axes, fov, max_range, points, next_ids
     m = points.shape[0]
     seg_ids = np.empty(max(m, 1), dtype=np.int64)
     seg_dsq = np.empty(max(m, 1))
-    cand = np.empty(n, dtype=np.int64)
     range_sq = max_range * max_range
     step = fov / beams
+    # Beam directions relative to the heading, once per call.
+    off_c = np.empty(beams)
+    off_s = np.empty(beams)
+    for k in range(beams):
+        a = -0.5 * fov + (k + 0.5) * step
+        off_c[k] = np.cos(a)
+        off_s[k] = np.sin(a)
+    dxs = np.empty(beams)
+    dys = np.empty(beams)
     for q in range(nl):
         i = live[q]
         px = pos[i, 0]
         py = pos[i, 1]
+        hx = axes[q, 0]
+        hy = axes[q, 1]
+        h = np.arctan2(hy, hx)
+        for k in range(beams):
+            dxs[k] = off_c[k] * hx - off_s[k] * hy
+            dys[k] = off_c[k] * hy + off_s[k] * hx
+            out[q, k] = max_range
         n_seg = 0
         if m > 0:
             n_seg = min(query_segments(px, py, range_sq, False, True, points, next_ids,
                                        seg_order, boxes, seg_ids, seg_dsq), m)
-        n_ag = 0
+        for c in range(n_seg):
+            s = seg_ids[c]
+            t = next_ids[s]
+            ax, ay = points[s, 0], points[s, 1]
+            bx, by = points[t, 0], points[t, 1]
+            # The segment spans the shorter arc between its end points' bearings.
+            ta = _wrap(np.arctan2(ay - py, ax - px) - h)
+            d = _wrap(np.arctan2(by - py, bx - px) - h - ta)
+            lo = ta + min(d, 0.0)
+            for k0, k1 in _beam_ranges(lo, lo + abs(d), fov, step, beams):
+                for k in range(k0, k1 + 1):
+                    x = ray_segment(px, py, dxs[k], dys[k], ax, ay, bx, by)
+                    if x < out[q, k]:
+                        out[q, k] = x
         for j in range(n):
             if j == i or not active[j]:
                 continue
-            ddx = pos[j, 0] - px
-            ddy = pos[j, 1] - py
-            reach = max_range + radius[j]
-            if ddx * ddx + ddy * ddy <= reach * reach:
-                cand[n_ag] = j
-                n_ag += 1
-        h = np.arctan2(axes[q, 1], axes[q, 0])
-        for k in range(beams):
-            a = h - 0.5 * fov + (k + 0.5) * step
-            dx = np.cos(a)
-            dy = np.sin(a)
-            best = max_range
-            for c in range(n_seg):
-                s = seg_ids[c]
-                t = next_ids[s]
-                best = min(best, ray_segment(px, py, dx, dy, points[s, 0], points[s, 1],
-                                             points[t, 0], points[t, 1]))
-            for c in range(n_ag):
-                j = cand[c]
-                best = min(best, ray_disc(px, py, dx, dy, pos[j, 0], pos[j, 1], radius[j]))
-            out[q, k] = best
+            cx = pos[j, 0] - px
+            cy = pos[j, 1] - py
+            dist_sq = cx * cx + cy * cy
+            r = radius[j]
+            reach = max_range + r
+            if dist_sq > reach * reach:
+                continue
+            if dist_sq <= r * r:  # the agent's centre lies inside the disc: every beam reads 0
+                for k in range(beams):
+                    out[q, k] = 0.0
+                continue
+            # The disc spans asin(r / distance) either side of its centre's bearing.
+            phi = _wrap(np.arctan2(cy, cx) - h)
+            half = np.arcsin(r / np.sqrt(dist_sq))
+            for k0, k1 in _beam_ranges(phi - half, phi + half, fov, step, beams):
+                for k in range(k0, k1 + 1):
+                    x = ray_disc(px, py, dxs[k], dys[k], pos[j, 0], pos[j, 1], r)
+                    if x < out[q, k]:
+                        out[q, k] = x
+
+
+@njit(cache=True)
+def _wrap(a):
+    """An angle in [-pi, pi)."""
+    return (a + np.pi) % (2.0 * np.pi) - np.pi
+
+
+@njit(cache=True)
+def _beam_ranges(lo, hi, fov, step, beams):
+    """Index ranges ``(k0, k1)`` of the beams whose bearing may lie in the arc ``[lo, hi]``.
+
+    Bearings are relative to the heading; the arc spans at most pi within (-2 pi, 2 pi). The
+    ranges cover the arc and its copies a turn away, each widened by one beam against round-off
+    (the exact ray tests decide).
+    """
+    out = []
+    for shift in (-2.0 * np.pi, 0.0, 2.0 * np.pi):
+        k0 = max(0, int(np.ceil((lo + shift + 0.5 * fov) / step - 0.5)) - 1)
+        k1 = min(beams - 1, int(np.floor((hi + shift + 0.5 * fov) / step - 0.5)) + 1)
+        if k0 <= k1:
+            out.append((k0, k1))
+    return out
 
 
 @njit(cache=True)
