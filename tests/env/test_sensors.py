@@ -370,3 +370,27 @@ def test_vector_env_bit_identical_with_sensors():
                 for k, a in enumerate(e.possible_agents):
                     assert np.array_equal(obs[b * L + k], o[a])
     v.close()
+
+
+# -- mixtures --------------------------------------------------------------------------------
+def _lidar_mixture(second_lidar):
+    ob = {"layout": "universal", "num_agents": 6, "num_obstacles": 4}
+    return {"mixture": [
+        {"config": "circle_dense", "set": {"groups.0.count": 4,
+                                           "observation.lidar": {"beams": 12}}},
+        {"config": "random_obstacles", "set": {"guidance": False,
+                                               "observation.lidar": second_lidar}}],
+        "observation": ob, "collision_tolerance": {"relative": 0.01}}
+
+
+def test_mixture_entries_share_one_scan_and_run_in_the_vector_env():
+    env = orca_env.parallel_env(_lidar_mixture({"beams": 12}))
+    assert env.observation_space("agent_0").shape == (8 + 6 * 6 + 5 * 4 + 12,)
+    v = OrcaVectorEnv(_lidar_mixture({"beams": 12}), 2, seed=1)
+    obs, _ = v.reset()
+    for _ in range(20):
+        obs, *_ = v.step(np.zeros((v.num_envs, 2), dtype=np.float32))
+    assert v.single_observation_space.contains(obs[0])
+    v.close()
+    with pytest.raises(ValueError, match="observes with"):
+        orca_env.parallel_env(_lidar_mixture({"beams": 16}))
