@@ -23,7 +23,8 @@ from .collisions import agent_collisions, agent_collisions_crowdnav, obstacle_co
 from .core import Simulator
 from .core.batch import query_world_neighbors, step_world
 from .core.obstacles import query_many as query_obstacles
-from .kinematics import move
+from .frames import frame_axis
+from .kinematics import HOLONOMIC, move
 from .observations import (
     OWN,
     PER_AGENT,
@@ -218,10 +219,12 @@ def _proximity(live, pos, active, kd, radius, ob, nodes, range_sq, kk, mm, axes,
 def _observe(live, rows, pos, vel, radius, max_speed, targets_all, path_len, dirs, nbr, seg,
              closest, universal, world_frame, obs_range, time_step, low, high, n_extra,
              time_obs, step, last_step, extra_obs, obs_out, heading_obs, heading, ang_vel,
-             kin_param, scan, lidar_range):
+             kin_param, kin, scan, lidar_range):
     """Observations of the live agents into their rows of ``obs_out``.
 
-    ``scan`` (nl, beams) holds the LiDAR readings (m) of the live agents (beams 0: none).
+    ``scan`` (nl, beams) holds the LiDAR readings (m) of the live agents (beams 0: none). In a
+    layout with heading features, a holonomic learner (beside non-holonomic ones) reports its
+    sensor's heading, the frame's x axis, and no rotation.
     """
     nl = live.shape[0]
     targets = np.empty((nl, 2))
@@ -245,9 +248,13 @@ def _observe(live, rows, pos, vel, radius, max_speed, targets_all, path_len, dir
         for q in range(nl):
             i = live[q]
             w = angular_bound(kin_param, i, time_step)
+            h, av = heading[i], ang_vel[i]
+            if kin[i] == HOLONOMIC:
+                ex, ey = frame_axis(targets[q, 0] - pos[i, 0], targets[q, 1] - pos[i, 1],
+                                    world_frame)
+                h, av = np.arctan2(ey, ex), 0.0
             fill_sensors(obs, q, col, heading_obs, pos[i, 0], pos[i, 1], targets[q, 0],
-                         targets[q, 1], heading[i], ang_vel[i], w, world_frame, scan,
-                         inv_range, low, high)
+                         targets[q, 1], h, av, w, world_frame, scan, inv_range, low, high)
     d = low.shape[0]
     e0 = d - n_extra - (1 if time_obs else 0)
     for q in range(nl):
@@ -394,7 +401,7 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
                  prox.seg, prox.closest, spec.universal, st.world_frame[b], st.obs_range[b], dt,
                  spec.low, spec.high, spec.n_extra, spec.time_obs, step_count[b],
                  st.last_step[b], rows.extra_obs, rows.obs, spec.heading_obs, sl.heading[a0:a1],
-                 sl.ang_vel[a0:a1], sl.kin_param[a0:a1], scan, st.lidar_range[b])
+                 sl.ang_vel[a0:a1], sl.kin_param[a0:a1], kin, scan, st.lidar_range[b])
         if mode == OBSERVE:
             for q in range(nl):
                 rows.sep[rr[q]] = prox.sep[q]

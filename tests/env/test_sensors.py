@@ -394,3 +394,22 @@ def test_mixture_entries_share_one_scan_and_run_in_the_vector_env():
     v.close()
     with pytest.raises(ValueError, match="observes with"):
         orca_env.parallel_env(_lidar_mixture({"beams": 16}))
+
+
+def test_holonomic_learner_beside_turning_ones_reports_its_frame(turning_model):
+    cfg = _turning_config()
+    cfg["groups"].insert(1, {"name": "plain", "population": "learned", "count": 1})
+    env = orca_env.parallel_env(cfg)
+    c0 = _block(env)
+    env.reset(seed=0)
+    b = env._batch
+    slots = env.live_slots
+    assert b.slots.kinematics[slots[-1]] != b.slots.kinematics[slots[0]]
+    b.slots.heading[slots] = 2.0  # written: the holonomic one has no heading to report
+    b.slots.ang_vel[slots] = 0.5
+    o = np.zeros((b.alive.size, b.obs_size), dtype=np.float32)
+    b.observe([0], o, np.zeros(b.alive.size))
+    np.testing.assert_allclose(o[len(slots) - 1, c0:c0 + 3], [1.0, 0.0, 0.0], atol=1e-6)
+    h0 = 2.0 - _goal_heading(env, slots[0])
+    np.testing.assert_allclose(o[0, c0:c0 + 3], [math.cos(h0), math.sin(h0),
+                                                 0.5 / DEFAULT_ANGULAR_BOUND], atol=1e-6)
