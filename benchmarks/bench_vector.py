@@ -7,8 +7,10 @@ once. The vector env runs with ``--threads`` numba threads (default 2: the targe
 cores; the single env's core stays serial at 16 agents whatever its setting). The last line
 printed is JSON: ``agent_steps_per_s`` (vector env),
 ``single_env_agent_steps_per_s`` (the loop over ``orca_env.parallel_env``, ``infos="compact"``
-as the training adapters use it), ``ratio`` and ``threads``. ``--set key=value`` overrides the
-config as ``orca-env eval --set`` does, e.g. the robot cases (issue 22)::
+as the training adapters use it), ``ratio``, ``threads``, and ``lidar_agent_steps_per_s``: the
+vector env on the same worlds and actions with a LiDAR scan of ``--lidar-beams`` beams
+(``observation.lidar``, default 32; 0 skips it) added to the observation. ``--set key=value``
+overrides the config as ``orca-env eval --set`` does, e.g. the robot cases (issue 22)::
 
     python benchmarks/bench_vector.py --set groups.0.kinematics=differential_drive
     python benchmarks/bench_vector.py --set groups.0.kinematics=unicycle
@@ -16,7 +18,7 @@ config as ``orca-env eval --set`` does, e.g. the robot cases (issue 22)::
 Usage:
 
     python benchmarks/bench_vector.py [--config circle_dense] [--worlds 64] [--steps 300]
-        [--threads 2] [--seed 0] [--set KEY=VALUE ...]
+        [--threads 2] [--seed 0] [--lidar-beams 32] [--set KEY=VALUE ...]
 """
 
 import argparse
@@ -30,9 +32,9 @@ from orca_env.evaluation.overrides import config_overrides, parse_set_items
 from orca_env.vector import OrcaVectorEnv
 
 
-def bench_vector(config, worlds, steps, threads, seed, actions, over):
+def bench_vector(config, worlds, steps, threads, seed, actions, **overrides):
     """Agent-steps/s of the vector env over ``steps`` steps (after a compile warm-up)."""
-    v = OrcaVectorEnv(config, worlds, seed=seed, num_threads=threads, **over)
+    v = OrcaVectorEnv(config, worlds, seed=seed, num_threads=threads, **overrides)
     v.reset()
     for t in range(3):  # warm-up: numba compilation or cache load
         v.step(actions[t])
@@ -73,6 +75,7 @@ def main():
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--lidar-beams", type=int, default=32)
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="config override, as orca-env eval --set (repeatable)")
     args = ap.parse_args()
@@ -82,7 +85,14 @@ def main():
     rng = np.random.default_rng(args.seed)
     actions = rng.uniform(-1.0, 1.0, (args.steps, rows, 2)).astype(np.float32)
     vec = bench_vector(args.config, args.worlds, args.steps, args.threads, args.seed, actions,
-                       over)
+                       **over)
+    lidar = None
+    if args.lidar_beams > 0:
+        lid_over = dict(over)
+        lid_over["observation"] = {**over.get("observation", {}),
+                                   "lidar": {"beams": args.lidar_beams}}
+        lidar = bench_vector(args.config, args.worlds, args.steps, args.threads, args.seed,
+                             actions, **lid_over)
     bench_single(args.config, 2, 3, args.seed, actions, over)  # warm-up (numba cache load)
     single = bench_single(args.config, args.worlds, args.steps, args.seed, actions, over)
     sets = f" ({', '.join(args.set)})" if args.set else ""
@@ -90,9 +100,13 @@ def main():
           f"agents, {args.steps} steps, {args.threads} thread(s)")
     print(f"vector env:          {vec:>12,.0f} agent-steps/s")
     print(f"loop of single envs: {single:>12,.0f} agent-steps/s")
+    if lidar is not None:
+        print(f"vector env + LiDAR:  {lidar:>12,.0f} agent-steps/s ({args.lidar_beams} beams)")
     print(json.dumps({"agent_steps_per_s": round(vec), "single_env_agent_steps_per_s":
                       round(single), "ratio": round(vec / single, 2),
-                      "threads": args.threads, "set": args.set}))
+                      "threads": args.threads, "set": args.set,
+                      "lidar_agent_steps_per_s": None if lidar is None else round(lidar),
+                      "lidar_beams": args.lidar_beams}))
 
 
 if __name__ == "__main__":

@@ -64,6 +64,7 @@ __all__ = [
     "EnvConfig",
     "GroupConfig",
     "ObservationConfig",
+    "LidarConfig",
     "RewardConfig",
     "StallConfig",
     "load_config",
@@ -335,6 +336,30 @@ class GroupConfig:
 
 
 @dataclass
+class LidarConfig:
+    """A 2D LiDAR scan appended to the observation (``observation.lidar``; null: none).
+
+    ``beams`` rays spread evenly over ``fov`` degrees centred on the sensor's heading (beam
+    ``k`` at ``heading - fov/2 + (k + 1/2) fov / beams``, the centres of equal sectors), each
+    reporting the distance to the first obstacle segment or other agent's disc it meets, capped
+    at ``range``, plus Gaussian noise (``noise``, std in metres, from the world's seeded
+    stream) clipped back to ``[0, range]`` (:mod:`orca_env.sensors`).
+    """
+
+    beams: int = _f(32, "rays per scan; must be >= 1 (leave the section out for no LiDAR). "
+                    "More: finer obstacles seen, a longer observation and slower steps",
+                    kind=int, minimum=1, maximum=MAX_OBSERVED)
+    range: float | None = _f(None, "metres, the farthest a ray sees (a ray that hits nothing "
+                             "reads range); None: observation.range", kind=float, positive=True,
+                             maximum=MAX_LENGTH, optional=True)
+    noise: float = _f(0.0, "standard deviation (m) of Gaussian noise added to every beam, "
+                      "from the world's seeded stream; must be >= 0", kind=float, minimum=0.0,
+                      maximum=MAX_LENGTH)
+    fov: float = _f(360.0, "degrees covered by the beams, centred on the heading; in (0, 360]",
+                    kind=float, positive=True, maximum=360.0)
+
+
+@dataclass
 class ObservationConfig:
     """Observation layout parameters."""
 
@@ -362,6 +387,18 @@ class ObservationConfig:
                     "reset, 1 on the last step) as the observation's last feature: with a "
                     "time limit the best action depends on the time left (Pardo et al. 2018, "
                     "'Time Limits in Reinforcement Learning')", kind=bool)
+    lidar: LidarConfig | None = _f(None, "LiDAR scan section (LidarConfig keys: beams, range, "
+                                   "noise, fov); null: no scan. The scan follows the segments "
+                                   "(and the heading features), before the scenario's own "
+                                   "features (orca_env.sensors)",
+                                   kind=LidarConfig, optional=True)
+    fov: float = _f(360.0, "degrees of the neighbour sensor's cone, centred on the agent's "
+                    "heading: agents whose centre lies outside it are not observed (rewards "
+                    "still see every agent); in (0, 360]", kind=float, positive=True,
+                    maximum=360.0)
+    occlusion: bool = _f(False, "true: agents whose centre is hidden behind an obstacle segment "
+                         "(RVO2's visibility test on the line of sight) are not observed; "
+                         "rewards still see them", kind=bool)
 
 
 @dataclass
@@ -545,7 +582,8 @@ class EnvConfig:
 #: Keys that :meth:`EnvConfig.to_dict` leaves out at these (default) values.
 _LATER_KEYS = {"env": {"time_limit_rule": "steps", "collision_check": "swept", "mixture": None,
                        "action": "velocity"},
-               "observation": {"layout": "metric", "time": False},
+               "observation": {"layout": "metric", "time": False, "lidar": None, "fov": 360.0,
+                               "occlusion": False},
                "group": {"avoids": None, "visible_to": None, "orca_padding": 0.0,
                          "randomize_attributes": False, "kinematics": "holonomic"}}
 
@@ -649,6 +687,27 @@ def universal_observation(config: Any) -> dict | None:
            else ob.num_obstacles}
     if ob.time:
         out["time"] = True
+    out.update(sensor_settings(ob))
+    return out
+
+
+#: The sensor keys at their defaults (no scan, no cone, no occlusion).
+_SENSORS_OFF = {"lidar": None, "fov": 360.0, "occlusion": False}
+
+
+def sensor_settings(ob: ObservationConfig) -> dict:
+    """The sensor keys of an observation section that differ from their defaults (off).
+
+    A policy trained with a LiDAR scan or a field of view needs the same sensors wherever it
+    acts: :func:`universal_observation` hands them on with the layout.
+    """
+    out: dict = {}
+    if ob.lidar is not None:
+        out["lidar"] = dataclasses.asdict(ob.lidar)
+    if ob.fov != 360.0:
+        out["fov"] = ob.fov
+    if ob.occlusion:
+        out["occlusion"] = True
     return out
 
 
@@ -681,15 +740,19 @@ def apply_policy_settings(overrides: dict, settings: dict | None) -> dict:
     """``overrides`` (env config keys) completed with a policy's :func:`policy_settings`.
 
     The policy's ``observation`` keys are merged under the ``observation`` section given in
-    ``overrides``, and its ``action`` is used unless ``overrides`` sets one; ``overrides`` is
-    not modified.
+    ``overrides`` (with a universal layout, the sensor keys the policy does not name are set
+    off: its observation space is the one it was trained with), and its ``action`` is used
+    unless ``overrides`` sets one; ``overrides`` is not modified.
     """
     out = dict(overrides)
     if not settings:
         return out
     if "observation" in settings:
         given = out.get("observation")
-        out["observation"] = {**settings["observation"],
+        # A universal policy's sensors are part of its observation: off unless it names them,
+        # whatever the env config's own (a policy without a scan sees none in a LiDAR config).
+        off = _SENSORS_OFF if settings["observation"].get("layout") == "universal" else {}
+        out["observation"] = {**off, **settings["observation"],
                               **(given if isinstance(given, dict) else {})}
     if "action" in settings and "action" not in out:
         out["action"] = settings["action"]
@@ -784,6 +847,9 @@ def parse_section(cls: type, data: Any, path: str = "") -> Any:
         key = path + name
         if name in _SECTIONS and cls is EnvConfig:
             kwargs[name] = parse_section(_SECTIONS[name], value, key + ".")
+        elif meta["kind"] is LidarConfig:  # a nested section that may be null (off)
+            kwargs[name] = None if value is None else parse_section(LidarConfig, value,
+                                                                   key + ".")
         elif name == "groups" and cls is EnvConfig:
             value = _check_value(key, value, meta)
             if value is not None:
@@ -845,7 +911,8 @@ def describe() -> str:
     """A human-readable table of every config key, its default and its meaning."""
     lines = []
     for cls, prefix in ((EnvConfig, ""), (GroupConfig, "groups[]."),
-                        (ObservationConfig, "observation."), (RewardConfig, "rewards."),
+                        (ObservationConfig, "observation."),
+                        (LidarConfig, "observation.lidar."), (RewardConfig, "rewards."),
                         (StallConfig, "stall.")):
         for f in dataclasses.fields(cls):
             if cls is EnvConfig and f.name in _SECTIONS:

@@ -19,6 +19,7 @@ from .kinematics import HOLONOMIC
 from .kinematics.base import P_MAX_ANGULAR_SPEED, P_MAX_ROTATION
 from .mixture import Mixture
 from .pipeline import WorldBatch
+from .sensors import sensor_view
 from .step import goal_velocities
 
 __all__ = ["EnvState", "heuristic_actions"]
@@ -338,7 +339,8 @@ class EnvState:
             targets, populations, statuses (index into ``STATUSES`` per slot), active flags,
             obstacle polygons, boundary, extent, time and step; with non-holonomic agents their
             ``headings`` (rad, NaN for holonomic slots); with ``debug_agent`` set, also
-            ``selected`` and its ``orca_lines`` (last step).
+            ``selected`` and its ``orca_lines`` (last step); with sensors, what the debug agent
+            (else the first live learned agent) senses (:func:`orca_env.sensors.sensor_view`).
 
         Raises:
             RuntimeError: Before ``reset``.
@@ -360,6 +362,11 @@ class EnvState:
         if self.debug_agent is not None:
             data["selected"] = int(self.debug_agent)
             data["orca_lines"] = sim.orca_lines(int(self.debug_agent))
+        # The scan and cone of the debug agent, else of the first live learned agent.
+        seer = self.debug_agent if self.debug_agent is not None else \
+            (int(self.live_slots[0]) if len(self.agents) else None)
+        if seer is not None and b.active[seer]:
+            data.update(sensor_view(self, int(seer)))
         return data
 
 

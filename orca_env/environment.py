@@ -44,7 +44,8 @@ def make_batch(env: OrcaEnv, num_worlds: int, num_threads: int) -> WorldBatch:
     wc = env.world_config
     space = env.observation_spaces[env.possible_agents[0]]
     spec = {"kk": wc.num_obs_agents, "mm": wc.num_obs_obstacles, "universal": wc.universal,
-            "time_obs": wc.time_obs, "extra_obs": len(wc.extra_obs), "kin_obs": wc.kin_obs}
+            "time_obs": wc.time_obs, "extra_obs": len(wc.extra_obs),
+            "heading_obs": wc.heading_obs, "beams": wc.lidar_beams}
     return WorldBatch(num_worlds, len(env.possible_agents), space.shape[0], space.low,
                       space.high, spec, len(wc.reward_term_names), num_threads)
 
@@ -114,7 +115,16 @@ class OrcaEnv(EnvState, ParallelEnv):
     ``observation.layout: universal`` the same indices are scaled (lengths in units of the
     observation range, speeds in units of the agent's max speed, goal distances squashed) and
     the ``Box`` depends on K and M only (default 6 and 4), the same in every scenario, so one
-    policy runs in all of them (:mod:`orca_env.observations`). ``state()`` returns a
+    policy runs in all of them (:mod:`orca_env.observations`).
+
+    Sensors (:mod:`orca_env.sensors`) add a block at ``S = 8 + 6 K + 5 M``, before the
+    scenario's own features and the time: for a learned group whose ``kinematics`` is not
+    ``holonomic``, ``S + 0, 1`` its heading (cos, sin in the observation frame, in [-1, 1]) and
+    ``S + 2`` its angular velocity over its bound ([-1, 1]); then, with ``observation.lidar``,
+    one entry per beam (``S + H + b``, H = 3 or 0): the range reading in metres ([0, range]),
+    or over the range in the universal layout ([0, 1]), so the universal ``Box`` keeps a fixed
+    size. ``observation.fov`` and ``observation.occlusion`` leave unseen agents out of the K
+    neighbour slots (rewards still use the true neighbours). ``state()`` returns a
     global state for centralised critics: ``(n_slots * 10,)`` float32, per slot px, py, vx, vy,
     gx, gy, radius, max_speed, active, learned.
 

@@ -24,10 +24,11 @@ from .core import Simulator
 from .behaviours import behaviour
 from .guidance import Roadmap
 from .kinematics import HOLONOMIC
-from .observations import KINEMATICS_FEATURES, TIME_FEATURE, UNIVERSAL_DEFAULTS
+from .observations import TIME_FEATURE, UNIVERSAL_DEFAULTS, sensor_features
 from .rewards import TERMS, extra_weights
 from .scenarios import SpawnError, make_scenario
 from .scenarios.base import RANDOM_RADIUS, RANDOM_SPEED
+from .sensors import NO_CONE
 from .stages import WorldEpisode, run_worlds
 
 __all__ = ["WorldConfig", "build_episode", "draw_episode", "crowdnav_last_step",
@@ -152,10 +153,21 @@ class WorldConfig:
         self.reward_term_names = TERMS + self.extra_terms
         self.extra_obs = tuple(sc.EXTRA_OBSERVATIONS)
         self.time_obs = bool(ob.time)
-        # Features after the agents and segments: the scenario's, the heading, the time.
-        #: Non-holonomic learned agents observe their heading and turn rate.
-        self.kin_obs = self.learned_kinematics != "holonomic"
-        self.obs_features = self.extra_obs + (KINEMATICS_FEATURES if self.kin_obs else ()) + \
+        # Sensors (orca_env.sensors): heading features where a learned agent's model has a
+        # heading, the LiDAR scan, the neighbour sensor's cone (cosine of its half angle).
+        t = self.table
+        self.heading_obs = bool(np.any(t.kinematics[t.learned_slots] != HOLONOMIC))
+        lid = ob.lidar
+        self.lidar_beams = 0 if lid is None else lid.beams
+        self.lidar_range = self.obs_range if lid is None or lid.range is None else lid.range
+        self.lidar_noise = 0.0 if lid is None else lid.noise
+        self.lidar_fov = math.radians(360.0 if lid is None else lid.fov)
+        self.nbr_cos = NO_CONE if ob.fov >= 360.0 else math.cos(math.radians(ob.fov) / 2.0)
+        self.occlusion = bool(ob.occlusion)
+        self.sensor_features = sensor_features(self.heading_obs, self.lidar_beams,
+                                               self.lidar_range, self.universal)
+        # Features after the agents and segments: the sensors', the scenario's, the time.
+        self.obs_features = self.sensor_features + self.extra_obs + \
             ((TIME_FEATURE,) if self.time_obs else ())
         tol = cfg.collision_tolerance
         #: Tolerated overlap: ``tol_abs`` metres plus ``tol_rel`` times the smaller radius.
@@ -181,7 +193,9 @@ class WorldConfig:
                 "residual": cfg.action == "residual",
                 "noisy": bool(np.any(self.table.noise > 0.0)), "straight": not guided,
                 "nonholonomic": bool(np.any(self.table.kinematics != HOLONOMIC)),
-                "weights": self.weights}
+                "lidar_range": float(self.lidar_range), "lidar_noise": float(self.lidar_noise),
+                "lidar_fov": float(self.lidar_fov), "nbr_cos": float(self.nbr_cos),
+                "occlusion": self.occlusion, "weights": self.weights}
 
 
 def build_episode(wc: WorldConfig, rng: np.random.Generator, seed: int, episode: int

@@ -19,10 +19,17 @@ index              meaning                                                     m
 8 + 6K + 5m + 0,1  m-th nearest obstacle segment: closest point, relative, m   -range   range
 8 + 6K + 5m + 2,3  m-th nearest obstacle segment: unit direction               -1       1
 8 + 6K + 5m + 4    m-th nearest obstacle segment: present (1) or padding (0)   0        1
-8 + 6K + 5M + j    the scenario's j-th own feature (``EXTRA_OBSERVATIONS``)    low_j    high_j
-then (kinematics)  heading (cos, sin) in the agent's frame; turn rate / limit  -1       1
+S + 0, 1           heading (non-holonomic only): cos, sin in the obs. frame     -1       1
+S + 2              angular velocity / its bound ω (non-holonomic only)          -1       1
+S + H + b          LiDAR beam b (``observation.lidar``): range reading, m      0        ρ_L
+S + H + B + j      the scenario's j-th own feature (``EXTRA_OBSERVATIONS``)    low_j    high_j
 last (time: true)  elapsed fraction of the time limit, step / last step        0        1
 =================  ==========================================================  =======  ======
+
+``S = 8 + 6K + 5M`` is where the sensor block starts; ``H`` is 3 when a learned agent's motion
+model is not ``holonomic`` (its heading and angular velocity, see below), else 0; ``B`` is the
+number of LiDAR beams (0 without ``observation.lidar``) and ``ρ_L`` the LiDAR range. Without
+them (the default) the layout is exactly the one of earlier versions.
 
 ``V`` is the largest max speed and ``R`` the largest radius among all agents of the env.
 Padding entries are all zero. Values are clipped to the bounds after the cast to float32, so
@@ -56,22 +63,35 @@ index              meaning                                                     m
 8 + 6K + 5m + 0,1  m-th nearest obstacle segment: closest point, relative / ρ  -1       1
 8 + 6K + 5m + 2,3  m-th nearest obstacle segment: unit direction               -1       1
 8 + 6K + 5m + 4    m-th nearest obstacle segment: present (1) or padding (0)   0        1
-8 + 6K + 5M + j    the scenario's j-th own feature (``EXTRA_OBSERVATIONS``)    low_j    high_j
-then (kinematics)  heading (cos, sin) in the agent's frame; turn rate / limit  -1       1
+S + 0, 1           heading (non-holonomic only): cos, sin in the obs. frame     -1       1
+S + 2              angular velocity / its bound ω (non-holonomic only)          -1       1
+S + H + b          LiDAR beam b: range reading / LiDAR range ρ_L (1: no hit)   0        1
+S + H + B + j      the scenario's j-th own feature (``EXTRA_OBSERVATIONS``)    low_j    high_j
 last (time: true)  elapsed fraction of the time limit, step / last step        0        1
 =================  ==========================================================  =======  ======
+
+The LiDAR block has ``B`` entries whatever the scenario, so the universal ``Box`` stays fixed
+for a given K, M and ``B``; the scan is in units of the LiDAR's own range (a fraction of what
+the sensor can see), not of ρ, so its bounds do not depend on the scenario either.
 
 ``U`` = :data:`UNIVERSAL_REL_SPEED` = 4: neighbours up to three times as fast as the agent
 (CrowdNav's humans reach 1.5 m/s) stay inside it; faster ones are clipped. The scenario's own
 features keep their own units and bounds.
 
-Heading and turn rate (non-holonomic learned agents, either layout)
--------------------------------------------------------------------
-When the learned agents' ``kinematics`` is ``unicycle`` or ``differential_drive``, three features
-follow the scenario's own (:data:`KINEMATICS_FEATURES`): the unit heading vector in the agent's
-frame (``(1, 0)``: facing the goal in the goal frame) and the turn rate over its limit
-(``max_rotation / Δt`` for the unicycle, ``max_angular_speed`` for the differential drive).
-Holonomic agents have none, so their observation is unchanged.
+Heading and angular velocity (either layout)
+--------------------------------------------
+When the motion model of a learned group is not ``holonomic`` (``groups[i].kinematics``), three
+features follow the segments: the agent's heading as a unit vector in its observation frame
+(``(1, 0)``: facing its goal with ``frame: goal``), and its angular velocity over its bound ω
+(the model's ``max_angular_speed``; else its rotation per step over the time step; else
+:data:`~orca_env.sensors.DEFAULT_ANGULAR_BOUND`), clipped to [-1, 1]. Holonomic agents have no
+heading of their own, so their observations do not change.
+
+Sensors (either layout)
+-----------------------
+``observation.lidar`` appends a scan (:mod:`orca_env.sensors`); ``observation.fov`` and
+``observation.occlusion`` restrict which agents fill the K neighbour slots (the K nearest
+*sensed* ones). Neither changes any other index.
 
 Time (``observation.time: true``, either layout)
 ------------------------------------------------
@@ -97,18 +117,34 @@ from .frames import AT_GOAL_EPS, frame_axis, to_frame
 __all__ = ["obs_size", "obs_bounds", "make_space", "build_observations", "OWN", "PER_AGENT",
            "PER_SEGMENT", "UNIVERSAL_DEFAULTS", "UNIVERSAL_REL_SPEED",
            "universal_bounds", "make_universal_space", "build_observations_universal",
-           "TIME_FEATURE", "KINEMATICS_FEATURES", "time_fraction"]
+           "TIME_FEATURE", "time_fraction", "sensor_features", "fill_sensors"]
 
 OWN = 8
 PER_AGENT = 6
 PER_SEGMENT = 5
 #: The ``observation.time`` feature as an extra feature ``(name, low, high)``: appended last.
 TIME_FEATURE = ("time", 0.0, 1.0)
-#: A non-holonomic learned agent's own heading and turn rate, after the scenario's features.
-KINEMATICS_FEATURES = (("heading_x", -1.0, 1.0), ("heading_y", -1.0, 1.0),
-                       ("turn_rate", -1.0, 1.0))
 #: Bound of the universal layout's relative velocities, in units of the agent's max speed.
 UNIVERSAL_REL_SPEED = 4.0
+
+
+def sensor_features(heading: bool, beams: int, lidar_range: float, universal: bool
+                    ) -> tuple[tuple[str, float, float], ...]:
+    """The sensor block (module docstring) as features ``(name, low, high)``, in order.
+
+    Args:
+        heading: The learned agents' model has a heading (not ``holonomic``).
+        beams: LiDAR beams (0: no scan).
+        lidar_range: LiDAR range, m.
+        universal: The universal layout (beams over their range) or the metric one (metres).
+    """
+    out = []
+    if heading:
+        out += [("heading_cos", -1.0, 1.0), ("heading_sin", -1.0, 1.0),
+                ("angular_velocity", -1.0, 1.0)]
+    hi = 1.0 if universal else float(lidar_range)
+    out += [(f"lidar_{b}", 0.0, hi) for b in range(beams)]
+    return tuple(out)
 
 
 def obs_size(k: int, m: int, extra: int = 0) -> int:
@@ -126,7 +162,8 @@ def obs_bounds(k: int, m: int, obs_range: float, max_speed: float, max_radius: f
         obs_range: Observation range, m.
         max_speed: Largest max speed of the env, m/s.
         max_radius: Largest radius of the env, m.
-        extra: The scenario's own features, ``(name, low, high)`` each, appended in order.
+        extra: Features after the segments, ``(name, low, high)`` each, appended in order:
+            the sensors' (:func:`sensor_features`), the scenario's own, the time.
     """
     n = obs_size(k, m, len(extra))
     lo = np.zeros(n, dtype=np.float64)
@@ -338,3 +375,42 @@ def build_observations_universal(slots, positions, velocities, radii, max_speeds
         out[r, 7] = max_speeds[i] * time_step * inv_r
         _fill_others(out, r, px, py, vx, vy, ex, ey, positions, velocities, radii, nbr_ids,
                      seg_ids, seg_closest, unit_dirs, inv_r, inv_v, low, high)
+
+
+@njit(cache=True)
+def fill_sensors(obs, q, col, heading_obs, px, py, tx, ty, heading, ang_vel, w_bound, world_frame,
+                 scan, inv_range, low, high):
+    """Row ``q``'s sensor block at ``col`` (module docstring), clipped to its bounds.
+
+    Args:
+        obs: (nl, D) float32 observations.
+        q: row.
+        col: first column of the block, ``8 + 6K + 5M``.
+        heading_obs: write the heading features (3 columns).
+        px: the agent's x, m, world frame.
+        py: its y.
+        tx: its goal's (or waypoint's) x, m, world frame.
+        ty: its y.
+        heading: the agent's heading, rad, world frame.
+        ang_vel: its angular velocity, rad/s.
+        w_bound: the angular-velocity bound, rad/s (> 0).
+        world_frame: the observation frame is the world's.
+        scan: (nl, beams) float64 LiDAR readings, m.
+        inv_range: 1 (metric layout: metres) or 1 / the LiDAR range (universal).
+        low: (D,) float32 lower bounds.
+        high: (D,) float32 upper bounds.
+    """
+    c = col
+    if heading_obs:
+        ex, ey = frame_axis(tx - px, ty - py, world_frame)
+        obs[q, c], obs[q, c + 1] = to_frame(np.cos(heading), np.sin(heading), ex, ey)
+        obs[q, c + 2] = ang_vel / w_bound
+        c += 3
+    for b in range(scan.shape[1]):
+        obs[q, c + b] = scan[q, b] * inv_range
+    for j in range(col, c + scan.shape[1]):
+        x = obs[q, j]
+        if x < low[j]:
+            obs[q, j] = low[j]
+        elif x > high[j]:
+            obs[q, j] = high[j]

@@ -68,7 +68,9 @@ _SETTINGS = (("time_step", np.float64), ("last_step", np.int64), ("timeout_first
              ("terminate", np.bool_), ("speed_fraction", np.float64), ("window", np.int64),
              ("end_episode", np.bool_), ("range_sq", np.float64), ("obs_range", np.float64),
              ("discomfort", np.float64), ("world_frame", np.bool_), ("residual", np.bool_),
-             ("noisy", np.bool_), ("straight", np.bool_), ("nonholonomic", np.bool_))
+             ("noisy", np.bool_), ("straight", np.bool_), ("nonholonomic", np.bool_),
+             ("lidar_range", np.float64), ("lidar_noise", np.float64), ("lidar_fov", np.float64),
+             ("nbr_cos", np.float64), ("occlusion", np.bool_))
 
 
 class WorldBatch:
@@ -79,8 +81,8 @@ class WorldBatch:
         num_learned: L, learned agents per world (the same in every world).
         obs_size, low, high: the observation size and its bounds (the same in every world).
         spec: dict of the observation layout shared by every world: ``kk``, ``mm`` (agents
-            and segments observed), ``universal``, ``time_obs``, ``extra_obs`` (count),
-            ``kin_obs`` (the heading and turn-rate features, optional).
+            and segments observed), ``universal``, ``time_obs``, ``extra_obs`` (count), and
+            optionally ``heading_obs`` (heading features) and ``beams`` (LiDAR beams).
         num_terms: reward terms per row (built-in plus the scenario's).
         num_threads: threads stepping blocks of worlds (results do not depend on it).
     """
@@ -92,16 +94,18 @@ class WorldBatch:
         self.num_terms = int(num_terms)
         self._spec = Spec(kk=int(spec["kk"]), mm=int(spec["mm"]),
                           universal=bool(spec["universal"]), time_obs=bool(spec["time_obs"]),
-                          n_extra=int(spec["extra_obs"]), kin_obs=bool(spec.get("kin_obs")),
-                          low=low.astype(np.float32),
-                          high=high.astype(np.float32), max_nbr=0)
+                          n_extra=int(spec["extra_obs"]), low=low.astype(np.float32),
+                          high=high.astype(np.float32), max_nbr=0,
+                          heading_obs=bool(spec.get("heading_obs", False)),
+                          beams=int(spec.get("beams", 0)))
         self.episodes: list[WorldEpisode | None] = [None] * B
         self.step_counts = np.zeros(B, dtype=np.int64)
         self.clock = np.zeros(B)
         self.alive = np.zeros(B * L, dtype=bool)
         self.learned = np.zeros(B * L, dtype=np.int64)  # world-local slot of each row
         self._settings = Settings(*(np.zeros(B, dtype=t) for _, t in _SETTINGS),
-                                  weights=np.zeros((B, len(TERMS))))
+                                  weights=np.zeros((B, len(TERMS))),
+                                  sensor_key=np.zeros(B, dtype=np.uint64))
         self.offsets = np.zeros(B + 1, dtype=np.int64)
         self._obst = None
         self._world_has_obstacles = np.zeros(B, dtype=bool)
@@ -213,6 +217,8 @@ class WorldBatch:
             for (name, _), arr in zip(_SETTINGS, self._settings, strict=False):
                 arr[b] = ep.settings[name]
             self._settings.weights[b] = ep.settings["weights"]
+            if ep.settings["lidar_noise"] > 0.0:
+                self._settings.sensor_key[b] = _sensor_key(ep.rng)
             self.update_targets([b])
             sl.d0[s] = np.maximum(sl.path_len[s], 1e-9)
             sl.d_prev[s] = sl.path_len[s]
@@ -501,6 +507,18 @@ class WorldBatch:
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
+
+
+def _sensor_key(rng: np.random.Generator) -> np.uint64:
+    """The key of a world's LiDAR noise stream, derived from its generator without drawing.
+
+    The key comes from a jumped copy of the generator (``jumped()``: far ahead in its stream),
+    so the generator itself is not advanced: turning the noise on leaves every other draw (the
+    crowd's noise, new goals, the next episode) as it was.
+    """
+    bg = rng.bit_generator
+    ahead = bg.jumped() if hasattr(bg, "jumped") else type(bg)(bg.random_raw())
+    return np.random.Generator(ahead).integers(0, 2**64, dtype=np.uint64)
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:

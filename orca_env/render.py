@@ -40,7 +40,14 @@ title               str, shown in the overlay                                   
 selected            int slot of the agent of the debug layer (-1: none)         no
 orca_lines          ``(L, 4)`` ORCA lines of ``selected`` (point, direction)     no
 max_speeds          ``(n,)`` m/s (scale of the debug inset)                     no
+scan_agent          int slot whose sensors are drawn (:mod:`orca_env.sensors`)   no
+scan_points         ``(B, 2)`` end of each LiDAR beam of ``scan_agent``, metres  no
+scan_range          LiDAR range, metres (beams shorter than it hit something)   no
+sensor_cone         ``(heading, half angle, range)`` of its neighbour sensor    no
 ==================  ==========================================================  ==========
+
+The sensor layer (under the agents): the LiDAR beams of ``scan_agent`` as thin orange rays, a
+dark orange dot where a beam hit something, and the edges of its neighbour sensor's cone (blue).
 
 The debug layer is an inset in velocity space centred on the zero velocity of the selected
 agent: its max-speed disc, each ORCA line with the forbidden (right) side shaded, the preferred
@@ -129,6 +136,9 @@ COLORS = {
     "inset": (255, 255, 255),
     "band": (244, 244, 240),
     "heading": (255, 255, 255),
+    "scan": (255, 160, 60),
+    "scan_hit": (200, 80, 0),
+    "sensor_cone": (60, 60, 200),
 }
 #: Legend labels of populations and statuses.
 LABELS = {"learned": "learned", "orca": "ORCA crowd", "non_reactive": "non-reactive",
@@ -486,6 +496,8 @@ class Renderer:
                         pg.draw.line(surf, COLORS["waypoint"], px[i], tpx[i], 1)
                     _diamond(pg, surf, COLORS["waypoint"], tpx[i], 4)
 
+        self._draw_sensors(surf, data, pos, px, active)
+
         # Agents: fill = population, ring = status.
         sel = data.get("selected", self.debug_agent)
         sel = -1 if sel is None else int(sel)
@@ -548,6 +560,32 @@ class Renderer:
         # tobytes is row-major RGB already: several times faster than surfarray + transpose.
         raw = pg.image.tobytes(surf, "RGB")
         return np.frombuffer(raw, dtype=np.uint8).reshape(self.height, self.width, 3).copy()
+
+    def _draw_sensors(self, surf: Any, data: Mapping[str, Any], pos: np.ndarray, px: np.ndarray,
+                      active: np.ndarray) -> None:
+        """The LiDAR rays and hits and the neighbour cone of ``scan_agent`` (if any)."""
+        i = data.get("scan_agent")
+        if i is None or not 0 <= int(i) < pos.shape[0] or not active[int(i)]:
+            return
+        pg, i = self._pg, int(i)
+        cone = data.get("sensor_cone")
+        if cone is not None:
+            h, half, reach = (float(x) for x in cone)
+            for a in (h - half, h + half):
+                end = self._to_px(pos[i] + reach * np.array([math.cos(a), math.sin(a)]))
+                pg.draw.line(surf, COLORS["sensor_cone"], px[i], end, 2)
+        pts = data.get("scan_points")
+        if pts is None:
+            return
+        pts = np.asarray(pts, dtype=np.float64)
+        reach = float(data.get("scan_range", np.inf))
+        dist = np.hypot(*(pts - pos[i]).T)
+        ppx = self._to_px(pts)
+        for p in ppx:
+            pg.draw.line(surf, COLORS["scan"], px[i], p, 1)
+        for p, d in zip(ppx, dist, strict=True):
+            if d < reach * (1.0 - 1e-9):  # a beam that reads its full range hit nothing
+                pg.draw.circle(surf, COLORS["scan_hit"], p, 2.5)
 
     def _faded_agent(self, surf: Any, p: Any, r: float, pop: str, status: str | None) -> None:
         """An agent that left the simulation: a faded disc (and a faded status ring)."""

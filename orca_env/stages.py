@@ -23,15 +23,20 @@ from .collisions import agent_collisions, agent_collisions_crowdnav, obstacle_co
 from .core import Simulator
 from .core.batch import query_world_neighbors, step_world
 from .core.obstacles import query_many as query_obstacles
-from .frames import frame_axis, to_frame
-from .kinematics import HOLONOMIC, constraints, move, turn_limit
+from .frames import frame_axis
+from .kinematics import HOLONOMIC, constraints, move
 from .observations import (
+    OWN,
+    PER_AGENT,
+    PER_SEGMENT,
     build_observations,
     build_observations_universal,
+    fill_sensors,
     nearest_clearances,
     time_fraction,
 )
 from .rewards import progress, reward_terms
+from .sensors import angular_bound, filter_sensed, lidar_observe, sensor_axes
 from .step import goals_and_stalls, outcomes, preferred_velocities
 
 __all__ = ["Slots", "Rows", "Settings", "Spec", "Work", "Obstacles", "WorldEpisode", "StepResult",
@@ -55,14 +60,18 @@ Slots = namedtuple("Slots", (
 #: outputs (obs .. hit).
 Rows = namedtuple("Rows", ("alive", "learned", "act", "obs", "reward", "term", "trunc",
                            "status", "weighted", "sep", "hit", "extra_obs", "extra_terms"))
-#: Per world (B,) settings of its config (a mixture's worlds differ); ``weights`` (B, T0).
+#: Per world (B,) settings of its config (a mixture's worlds differ); ``weights`` (B, T0);
+#: the sensors' (:mod:`orca_env.sensors`): LiDAR range (m), noise (m), field of view (rad), the
+#: neighbour cone's ``cos(fov / 2)``, occlusion, and the LiDAR noise stream's uint64 key.
 Settings = namedtuple("Settings", (
     "time_step", "last_step", "timeout_first", "crowdnav_collisions", "tol", "tol_rel",
     "terminate", "speed_fraction", "window", "end_episode", "range_sq", "obs_range",
-    "discomfort", "world_frame", "residual", "noisy", "straight", "nonholonomic", "weights"))
-#: The observation layout every world shares, and the largest ``max_neighbors``.
-Spec = namedtuple("Spec", ("kk", "mm", "universal", "time_obs", "n_extra", "kin_obs", "low",
-                           "high", "max_nbr"))
+    "discomfort", "world_frame", "residual", "noisy", "straight", "nonholonomic", "lidar_range",
+    "lidar_noise", "lidar_fov", "nbr_cos", "occlusion", "weights", "sensor_key"))
+#: The observation layout every world shares (with the sensor block: heading features, LiDAR
+#: beams), and the largest ``max_neighbors``.
+Spec = namedtuple("Spec", ("kk", "mm", "universal", "time_obs", "n_extra", "low", "high",
+                           "max_nbr", "heading_obs", "beams"))
 #: Scratch, and what phase A leaves for phase B (per slot: at_goal .. dist; per row: hit ..).
 #: ``cmd`` (per slot): the commanded (v, omega) of non-holonomic models; ``vlines`` and
 #: ``n_vlines``: NH-ORCA's velocity polygons handed to the core.
@@ -159,19 +168,34 @@ def _live(alive, learned, b, L):
 
 
 @njit(cache=True, error_model="numpy")
-def _proximity(live, pos, active, kd, radius, ob, nodes, range_sq, kk, mm):
+def _proximity(live, pos, active, kd, radius, ob, nodes, range_sq, kk, mm, axes, nbr_cos,
+               occlusion):
     """Nearest agents and segments of the live agents: one query, for observations and rewards.
+
+    With a neighbour cone (``nbr_cos``) or ``occlusion``, the query returns every agent within
+    range; the clearances (rewards) come from the true nearest ones, the observation's
+    neighbours are the nearest sensed ones (:func:`orca_env.sensors.filter_sensed`).
 
     Returns:
         A :data:`Proximity` bundle.
     """
     nl = live.shape[0]
     kq = max(kk, 1)
-    nbr = np.full((nl, kq), -1, dtype=np.int64)
-    nbr_dsq = np.full((nl, kq), np.inf)
-    query_world_neighbors(live, pos, active, kd, range_sq, kq, nodes, nbr, nbr_dsq)
+    sensed = kk > 0 and (nbr_cos > -1.0 or occlusion)
+    kall = max(pos.shape[0], kq) if sensed else kq
+    nbr = np.full((nl, kall), -1, dtype=np.int64)
+    nbr_dsq = np.full((nl, kall), np.inf)
+    query_world_neighbors(live, pos, active, kd, range_sq, kall, nodes, nbr, nbr_dsq)
     sep_a = np.empty(nl)
-    nearest_clearances(live, nbr, nbr_dsq, radius, sep_a)
+    if sensed:
+        nearest_clearances(live, np.ascontiguousarray(nbr[:, :kq]),
+                           np.ascontiguousarray(nbr_dsq[:, :kq]), radius, sep_a)
+        seen = np.empty((nl, kk), dtype=np.int64)
+        filter_sensed(live, pos, axes, nbr_cos, occlusion, nbr, kk, ob[0], ob[1], ob[5], ob[6],
+                      seen)
+        nbr = seen
+    else:
+        nearest_clearances(live, nbr, nbr_dsq, radius, sep_a)
     sep = sep_a.copy()
     if ob[0].shape[0] > 0 and nl:
         mq = max(mm, 1)
@@ -196,8 +220,14 @@ def _proximity(live, pos, active, kd, radius, ob, nodes, range_sq, kk, mm):
 @njit(cache=True, error_model="numpy")
 def _observe(live, rows, pos, vel, radius, max_speed, targets_all, path_len, dirs, nbr, seg,
              closest, universal, world_frame, obs_range, time_step, low, high, n_extra,
-             kin_obs, kin, kp, heading, ang_vel, time_obs, step, last_step, extra_obs, obs_out):
-    """Observations of the live agents into their rows of ``obs_out``."""
+             time_obs, step, last_step, extra_obs, obs_out, heading_obs, heading, ang_vel,
+             kin_param, kin, scan, lidar_range):
+    """Observations of the live agents into their rows of ``obs_out``.
+
+    ``scan`` (nl, beams) holds the LiDAR readings (m) of the live agents (beams 0: none). In a
+    layout with heading features, a holonomic learner (beside non-holonomic ones) reports its
+    sensor's heading, the frame's x axis, and no rotation.
+    """
     nl = live.shape[0]
     targets = np.empty((nl, 2))
     path_rem = np.empty(nl)
@@ -214,25 +244,25 @@ def _observe(live, rows, pos, vel, radius, max_speed, targets_all, path_len, dir
     else:
         build_observations(live, pos, vel, radius, max_speed, targets, path_rem, nbr, seg,
                            closest, dirs, world_frame, low, high, obs)
+    if heading_obs or scan.shape[1]:
+        col = OWN + PER_AGENT * nbr.shape[1] + PER_SEGMENT * seg.shape[1]
+        inv_range = 1.0 / lidar_range if universal else 1.0
+        for q in range(nl):
+            i = live[q]
+            w = angular_bound(kin_param, i, time_step)
+            h, av = heading[i], ang_vel[i]
+            if kin[i] == HOLONOMIC:
+                ex, ey = frame_axis(targets[q, 0] - pos[i, 0], targets[q, 1] - pos[i, 1],
+                                    world_frame)
+                h, av = np.arctan2(ey, ex), 0.0
+            fill_sensors(obs, q, col, heading_obs, pos[i, 0], pos[i, 1], targets[q, 0],
+                         targets[q, 1], h, av, w, world_frame, scan, inv_range, low, high)
     d = low.shape[0]
-    nk = 3 if kin_obs else 0
-    e0 = d - n_extra - nk - (1 if time_obs else 0)
+    e0 = d - n_extra - (1 if time_obs else 0)
     for q in range(nl):
         for j in range(n_extra):  # the scenario's features, clipped to their bounds
             v = np.float32(extra_obs[rows[q], j])
             obs[q, e0 + j] = min(max(v, low[e0 + j]), high[e0 + j])
-    if kin_obs:  # heading in the agent's frame, turn rate over its limit
-        k0 = e0 + n_extra
-        for q in range(nl):
-            i = live[q]
-            ex, ey = frame_axis(targets[q, 0] - pos[i, 0], targets[q, 1] - pos[i, 1],
-                                world_frame)
-            hx, hy = to_frame(np.cos(heading[i]), np.sin(heading[i]), ex, ey)
-            w_lim = turn_limit(kin[i], kp[i], time_step)
-            tr = ang_vel[i] / w_lim if w_lim > 0.0 else 0.0
-            obs[q, k0] = min(max(np.float32(hx), low[k0]), high[k0])
-            obs[q, k0 + 1] = min(max(np.float32(hy), low[k0 + 1]), high[k0 + 1])
-            obs[q, k0 + 2] = min(max(np.float32(tr), low[k0 + 2]), high[k0 + 2])
     if time_obs:
         tf = time_fraction(step, last_step)
         for q in range(nl):
@@ -375,14 +405,23 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
         if mode == PHASE_A:
             continue
 
-        # Proximity (one query for observations and rewards), then the observations.
+        # Proximity (one query for observations and rewards), the sensors, the observations.
+        axes = np.empty((nl, 2))
+        nbr_cos, occlusion = st.nbr_cos[b], st.occlusion[b]
+        if spec.beams or nbr_cos > -1.0 or occlusion:
+            sensor_axes(live, pos, targets, sl.heading[a0:a1], kin, st.world_frame[b], axes)
         prox = _proximity(live, pos, active, kd, radius, ob, nodes, st.range_sq[b], spec.kk,
-                          spec.mm)
+                          spec.mm, axes, nbr_cos, occlusion)
+        scan = np.empty((nl, spec.beams))
+        if spec.beams:
+            lidar_observe(live, pos, radius, active, axes, st.lidar_fov[b], st.lidar_range[b],
+                          st.lidar_noise[b], st.sensor_key[b], step_count[b], ob[0], ob[1],
+                          ob[5], ob[6], scan)
         _observe(live, rr, pos, vel, radius, max_speed, targets, path_len, ob[3], prox.nbr,
                  prox.seg, prox.closest, spec.universal, st.world_frame[b], st.obs_range[b], dt,
-                 spec.low, spec.high, spec.n_extra, spec.kin_obs, kin, sl.kin_param[a0:a1],
-                 sl.heading[a0:a1], sl.ang_vel[a0:a1], spec.time_obs, step_count[b],
-                 st.last_step[b], rows.extra_obs, rows.obs)
+                 spec.low, spec.high, spec.n_extra, spec.time_obs, step_count[b],
+                 st.last_step[b], rows.extra_obs, rows.obs, spec.heading_obs, sl.heading[a0:a1],
+                 sl.ang_vel[a0:a1], sl.kin_param[a0:a1], kin, scan, st.lidar_range[b])
         if mode == OBSERVE:
             for q in range(nl):
                 rows.sep[rr[q]] = prox.sep[q]

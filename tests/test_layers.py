@@ -20,7 +20,7 @@ ENV_LAYER = {"orca_env", "orca_env.configs", "orca_env.codes", "orca_env.frames"
              "orca_env.rewards", "orca_env.guidance", "orca_env.environment",
              "orca_env.vector", "orca_env.single", "orca_env.mixture", "orca_env.agents",
              "orca_env.episode", "orca_env.infos", "orca_env.pipeline", "orca_env.stages",
-             "orca_env.env_state", "orca_env.registry",
+             "orca_env.env_state", "orca_env.registry", "orca_env.sensors",
              "orca_env.behaviours", "orca_env.behaviours.base", "orca_env.behaviours.learned",
              "orca_env.behaviours.orca", "orca_env.behaviours.non_reactive",
              "orca_env.behaviours.linear", "orca_env.kinematics", "orca_env.kinematics.base",
@@ -38,8 +38,8 @@ def layer(module: str) -> int:
         return 1
     if module == "orca_env.scenarios" or module.startswith("orca_env.scenarios."):
         return 2
-    if module in ENV_LAYER:
-        return 3
+    if module in ENV_LAYER or module.startswith(("orca_env.kinematics.", "orca_env.behaviours.")):
+        return 3  # every motion model and behaviour module is part of the env layer
     return 4
 
 

@@ -18,8 +18,6 @@ from . import holonomic
 from . import unicycle
 from . import differential_drive
 from .base import (
-    P_MAX_ANGULAR_SPEED,
-    P_MAX_ROTATION,
     REGISTRY,
     Kinematics,
     kinematics,
@@ -29,7 +27,7 @@ from .base import (
 from .nh import POLYGON, velocity_polygon
 
 __all__ = ["Kinematics", "register_kinematics", "kinematics", "kinematics_names", "REGISTRY",
-           "command", "constraints", "move", "turn_limit", "HOLONOMIC", "UNICYCLE", "DIFFERENTIAL_DRIVE",
+           "command", "constraints", "move", "HOLONOMIC", "UNICYCLE", "DIFFERENTIAL_DRIVE",
            "POLYGON"]
 
 HOLONOMIC = holonomic.HOLONOMIC.code
@@ -90,12 +88,3 @@ def move(kin, i, safe, pos0, pos, vel, pref, cmd, heading, lin_vel, ang_vel, kp,
                                        kp[i], max_speed, time_step)
     return holonomic.move(i, safe, pos0, pos, vel, pref, time_step)
 
-
-@njit(cache=True, inline="always")
-def turn_limit(kin, kp, dt):
-    """The largest turn rate of model ``kin`` with parameters ``kp``, rad/s (0: holonomic)."""
-    if kin == UNICYCLE:
-        return kp[P_MAX_ROTATION] / dt
-    if kin == DIFFERENTIAL_DRIVE:
-        return kp[P_MAX_ANGULAR_SPEED]
-    return 0.0

@@ -197,3 +197,26 @@ def test_renderer_reused_across_resets_draws_the_new_scene():
     np.testing.assert_array_equal(reused, fresh_env.render())
     env.close()
     fresh_env.close()
+
+
+def test_scan_and_cone_are_drawn_for_the_sensing_agent():
+    """With a LiDAR and a cone the frame shows the rays and hits; without them it is unchanged."""
+    from orca_env.render import COLORS
+
+    ob = {"lidar": {"beams": 48, "range": 4.0}, "fov": 120.0}
+    env = OrcaEnv("configs/random_obstacles.yaml", render_mode="rgb_array", observation=ob)
+    env.reset(seed=3)
+    data = env.render_data()
+    slot = int(env.live_slots[0])
+    assert data["scan_agent"] == slot and data["scan_points"].shape == (48, 2)
+    reach = np.hypot(*(data["scan_points"] - data["positions"][slot]).T)
+    assert np.all(reach <= 4.0 + 1e-9) and np.any(reach < 4.0)
+    frame = env.render()
+    for key in ("scan", "scan_hit", "sensor_cone"):
+        assert np.all(frame == COLORS[key], axis=-1).any(), key
+    plain = OrcaEnv("configs/random_obstacles.yaml", render_mode="rgb_array")
+    plain.reset(seed=3)
+    assert "scan_points" not in plain.render_data()
+    assert not np.all(plain.render() == COLORS["scan"], axis=-1).any()
+    env.close()
+    plain.close()
