@@ -24,7 +24,7 @@ from orca_env.evaluation.bench import (
     run_bench,
     write_bench,
 )
-from orca_env.evaluation.metrics import METRICS
+from orca_env.evaluation.metrics import METRICS, SOCIAL_METRICS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHIPPED_MODEL = os.path.join(ROOT, "policies", "trained", "circle_ppo")
@@ -183,7 +183,8 @@ def test_reruns_give_the_same_bench_json_bytes(tmp_path, capsys):
     assert [e["name"] for e in report["entries"]] == ["circle_nojitter", "doorway"]
     # entry -> policy -> metric -> mean and interval, with the metrics of metrics.json.
     agg = report["results"]["doorway"]["orca"]
-    assert set(agg) == set(METRICS)
+    assert set(agg) == set(METRICS) | set(SOCIAL_METRICS)
+    assert set(report["metrics"]) == set(METRICS) | set(SOCIAL_METRICS)
     assert {"mean", "ci95_low", "ci95_high"} <= set(agg["success_rate"])
 
 
