@@ -196,6 +196,7 @@ def _eval_run(args: argparse.Namespace) -> int:
     # The --out folder this command creates, removed again if the command is rejected.
     new_out = args.out if args.out is not None and not os.path.exists(args.out) else None
     try:
+        personal_space = _personal_space(args.personal_space)
         overrides = config_overrides(args.config, parse_set_items(args.set))
         if args.out is not None:
             # Before any episode: a bad folder must not cost a whole evaluation.
@@ -206,7 +207,7 @@ def _eval_run(args: argparse.Namespace) -> int:
             overrides=overrides, out_dir=args.out, videos=args.videos,
             trajectories=args.trajectories, logs=args.logs, debug_agent=args.debug_agent,
             video_size=args.video_size, video_format=args.video_format,
-            progress=not args.quiet, personal_space=_personal_space(args.personal_space))
+            progress=not args.quiet, personal_space=personal_space)
     except (ValueError, FileNotFoundError, SpawnError) as exc:  # bad input: a message
         _drop_empty(new_out)
         raise CommandError(str(exc)) from exc
@@ -376,6 +377,7 @@ def _bench_run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     new_out = None
     try:
+        personal_space = _personal_space(args.personal_space)
         suite = load_suite(args.suite)
         suite = suite.select(args.entries, args.tags, arg="--entries")
         suite = suite.with_episodes(QUICK_EPISODES if args.quick else args.episodes,
@@ -391,7 +393,7 @@ def _bench_run(args: argparse.Namespace) -> int:
         policies = [BenchPolicy.parse(spec, safe)
                     for spec, safe in (args.policies or [("orca", True)])]
         report = run_bench(suite, policies, out_dir=out, progress=not args.quiet,
-                           personal_space=_personal_space(args.personal_space))
+                           personal_space=personal_space)
         paths = write_bench(report, out, figure=not args.no_figure)
     except (ValueError, FileNotFoundError) as exc:  # bad input: a message, no traceback
         _drop_empty(new_out)

@@ -130,7 +130,7 @@ def _crowd_kernel(pos, act, n_steps, slots, live, humans, radii, inv_dt, discomf
     """
     for t in range(1, n_steps + 1):
         for j in humans:
-            # A human who entered during the step is taken as standing where it appeared.
+            # A human who entered during the step has no displacement (see below).
             scratch[j] = 0.0
             if act[t, j] and act[t - 1, j]:
                 scratch[j] = math.hypot(pos[t, j, 0] - pos[t - 1, j, 0],
@@ -168,10 +168,13 @@ def _crowd_kernel(pos, act, n_steps, slots, live, humans, radii, inv_dt, discomf
                     far_ttc = q1 >= reach * reach
                 if not near and far_ttc:
                     continue
-                if act[t - 1, j]:
-                    hx0, hy0 = pos[t - 1, j, 0], pos[t - 1, j, 1]
+                entered = not act[t - 1, j]
+                if entered:
+                    # A human who appeared during the step was not there before its end, and
+                    # stands (its velocity is unknown).
+                    hx0, hy0 = hx1 + ax0 - ax1, hy1 + ay0 - ay1
                 else:
-                    hx0, hy0 = hx1, hy1
+                    hx0, hy0 = pos[t - 1, j, 0], pos[t - 1, j, 1]
                 x0, y0 = hx0 - ax0, hy0 - ay0
                 ex, ey = x1 - x0, y1 - y0
                 dot1 = x1 * ex + y1 * ey
@@ -179,7 +182,9 @@ def _crowd_kernel(pos, act, n_steps, slots, live, humans, radii, inv_dt, discomf
                     # Closest point of the relative segment (start -> end) to the origin.
                     q0 = x0 * x0 + y0 * y0
                     dot0 = x0 * ex + y0 * ey
-                    if dot0 >= 0.0:
+                    if entered:
+                        qs = q1  # Only the end of the step.
+                    elif dot0 >= 0.0:
                         qs = q0  # Moving apart from the start on: the start is closest.
                     elif dot1 <= 0.0:
                         qs = q1  # Still approaching at the end: the end is closest.
