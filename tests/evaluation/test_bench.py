@@ -348,9 +348,11 @@ def test_progress_table_figure_and_markdown(tmp_path, capsys):
     assert "[bench 2/2] doorway orca: success" in err
     assert "[bench 2/2 doorway random] 2/2 episodes" in err
     # The tables on stdout: one row per entry and policy, then one per entry and policy
-    # compared with orca.
+    # compared with orca, then the social metrics per entry and policy.
     rows = [line for line in out.splitlines() if line.startswith("| ") and "---" not in line]
-    assert len(rows) == 1 + 2 * 2 + 1 + 2 * 1
+    assert len(rows) == 1 + 2 * 2 + 1 + 2 * 1 + 1 + 2 * 2
+    # circle_nojitter has no humans (16 learned agents): its crowd terms are undefined.
+    assert "| circle_nojitter | orca | - | - | - | - | " in out
     assert "Differences to `orca`, paired by seed" in out
     assert "| circle_nojitter | deadlock | 16 (16) | 2 | orca | 0.00 [0, 0] | 0.00 [0, 0] | " \
            "1.00 [1, 1] |" in out
