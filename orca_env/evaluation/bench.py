@@ -7,7 +7,9 @@ name or a path) with optional overrides, an episode count, a tag and a seed offs
 one report: entry -> policy -> metric -> mean and 95% interval, and each policy's difference to
 a reference (pure ORCA if it runs), paired by seed, with its 95% interval. :func:`write_bench`
 writes it as ``bench.json`` (canonical: the same suite, policies and code give the same
-bytes), ``bench.md`` (markdown tables of the rates and of the differences) and ``bench.png``
+bytes; every metric of ``metrics.json``, the social-navigation ones included), ``bench.md``
+(markdown tables of the rates, of the differences and of the social-navigation metrics of
+:data:`SOCIAL_TABLE`) and ``bench.png``
 (success, collision, deadlock and timeout rates per entry, policies side by side). The shipped
 suite is ``configs/suites/standard.yaml`` (``orca-env bench`` runs it; ``load_suite("standard")``
 finds it from any folder).

@@ -24,6 +24,15 @@ of a step, and ``max_overlap`` / ``max_overlap_relative`` say how deep the deepe
 :func:`~orca_env.evaluation.suite.evaluate` is asked for them (``overlap_metrics=True``); the
 reports of other configs keep the keys, and so the bytes, they had before these metrics existed.
 
+Social navigation (:data:`SOCIAL_METRICS`, computed by :mod:`~orca_env.evaluation.social`):
+how the learned agents treat the humans (the non-learned agents): the minimum clearance to
+them, CrowdNav's discomfort frequency, the personal-space intrusion (its radius an argument of
+:func:`~orca_env.evaluation.suite.evaluate`), the minimum time to collision, and SocNavBench's
+path length ratio, path irregularity, acceleration and jerk. They are in every report, after
+the others, whose values they leave as they were; :func:`format_table` shows them in a table
+of their own. A ``min_time_to_collision`` of infinity (never on a collision course) is
+``None``, so its mean is over the episodes with a finite value (``n`` counts them).
+
 The report's JSON (:func:`report_json`) is canonical: sorted keys and shortest round-trip
 floats, so :func:`report_hash` identifies a result bit for bit.
 """
