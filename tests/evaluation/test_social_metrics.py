@@ -143,6 +143,76 @@ def test_only_humans_count():
     assert m["discomfort_frequency"] == 0.0  # fractions over all the agent's steps
 
 
+@pytest.fixture(scope="module")
+def pass_human():
+    """A scenario: a robot (4 m/s, no safety layer) passes a human (both of radius 0.3 m)."""
+    from orca_env.scenarios import SCENARIOS, Scenario, World, register_scenario
+
+    if "pass_human_v0" not in SCENARIOS:
+        @register_scenario
+        class PassHuman(Scenario):
+            """A robot from (-5.5, 0) to (4.5, 0) past a human (``human``: start and goal).
+
+            Version History:
+                v0: initial version.
+            """
+
+            name = "pass_human_v0"
+            AGENT_DEFAULTS = dict(radius=0.3, max_speed=4.0, pref_speed=4.0, neighbor_dist=10.0,
+                                  max_neighbors=10, time_horizon=5.0, time_horizon_obst=5.0)
+            DEFAULT_GROUPS = [dict(population="learned", count=1, safety_layer=False),
+                              dict(population="non_reactive", count=1, on_goal="stay")]
+            #: The human's start and goal, m: by default it stands at (0, 0.75).
+            human = ((0.0, 0.75), (0.0, 0.75))
+
+            def build_world(self, rng):
+                return World(extent=20.0)
+
+            def place_agents(self, rng, sim, radii):
+                start, goal = type(self).human
+                return np.array([[-5.5, 0.0], start]), np.array([[4.5, 0.0], goal])
+
+    return SCENARIOS["pass_human_v0"]
+
+
+def straight_ahead(observations, env):
+    """Full speed towards the goal (the goal frame's x axis)."""
+    return {a: np.array([1.0, 0.0], dtype=np.float32) for a in env.agents}
+
+
+def test_the_env_reports_the_hand_computed_pass(pass_human, monkeypatch):
+    """The pass above, through the env and ``evaluate``: 1 m per step past a standing human."""
+    ep = evaluate({"scenario": "pass_human_v0"}, straight_ahead, episodes=1)["episodes"][0]
+    assert ep["success_rate"] == 1.0 and ep["episode_steps"] == 10
+    # The end-of-step separation misses the pass between samples; the swept clearance does not.
+    assert ep["min_separation"] == pytest.approx(math.hypot(0.5, 0.75) - 0.6, rel=1e-12)
+    assert ep["min_distance_to_humans"] == pytest.approx(0.15, rel=1e-12)
+    assert ep["discomfort_frequency"] == pytest.approx(0.1)
+    assert ep["personal_space_intrusion"] == pytest.approx(0.2)
+    assert ep["min_time_to_collision"] is None
+    assert ep["path_length_ratio"] == pytest.approx(1.0, rel=1e-12)
+    assert ep["path_irregularity"] == pytest.approx(0.0, abs=1e-6)
+    for key in ("mean_acceleration", "peak_acceleration", "mean_jerk", "peak_jerk"):
+        assert ep[key] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_env_reports_the_time_to_collision_of_a_head_on_walker(pass_human, monkeypatch):
+    """A linear walker (4 m/s, avoiding nobody) head-on, 0.5 m aside: contact at 0.6 m.
+
+    The gap closes at 8 m/s; after step 5 the centres are 1 m apart along x, so the time to
+    collision is (1 - sqrt(0.6^2 - 0.5^2)) / 8; during step 6 they hit.
+    """
+    monkeypatch.setattr(pass_human, "human", ((5.5, 0.5), (-4.5, 0.5)))
+    config = {"scenario": "pass_human_v0", "groups": [
+        {"population": "learned", "count": 1, "safety_layer": False},
+        {"population": "linear", "count": 1}]}
+    ep = evaluate(config, straight_ahead, episodes=1)["episodes"][0]
+    assert ep["collision_rate"] == 1.0 and ep["episode_steps"] == 6
+    assert ep["min_time_to_collision"] == pytest.approx((1 - math.sqrt(0.11)) / 8, rel=1e-9)
+    assert ep["min_distance_to_humans"] == pytest.approx(0.5 - 0.6, abs=1e-9)  # swept overlap
+    assert ep["discomfort_frequency"] == pytest.approx(1 / 6)
+
+
 # -- the kernel against a plain-Python reference --------------------------------------------------
 def reference(pos, act, live, pops, radii, slots, dt, personal_space):
     """Every pair of every step, no bounds: what the kernel must give."""
