@@ -22,7 +22,8 @@ after each step (a copy into a preallocated buffer: nothing is computed per step
 the crowd terms run in one numba kernel over chunks of :data:`CHUNK` steps, so memory stays
 bounded on long episodes of large crowds, and the learned agents' path terms are vectorised
 over the episode's recorded arrays at its end. :func:`social_metrics` does the same from whole
-recorded arrays (for tests and for episode logs).
+recorded arrays. A human counts while it is active; one that appears during a step counts at
+the end of that step only, standing (its velocity before it appeared is unknown).
 """
 
 from __future__ import annotations
