@@ -22,7 +22,7 @@ of a step, and ``max_overlap`` / ``max_overlap_relative`` say how deep the deepe
 "touched" and "really collided" can both be read. They are reported when the config gives
 ``collision_tolerance`` in its size-aware mapping form (``{relative: 0.01}``), or when
 :func:`~orca_env.evaluation.suite.evaluate` is asked for them (``overlap_metrics=True``); the
-reports of other configs keep the keys, and so the bytes, they had before these metrics existed.
+reports of other configs do not hold them (their old keys are as before these metrics existed).
 
 Social navigation (:data:`SOCIAL_METRICS`, computed by :mod:`~orca_env.evaluation.social`):
 how the learned agents treat the humans (the non-learned agents): the minimum clearance to
