@@ -136,7 +136,8 @@ def _eval_arguments(e: argparse.ArgumentParser) -> None:
     e.add_argument("--policy", default="orca",
                    help="orca (default), random, a model file or run folder for the default "
                         "loader orca_env.policies:load_policy, a shipped policy by name "
-                        "(circle_ppo, crowdnav_circle, generalist, generalist_residual), or "
+                        "(circle_ppo, crowdnav_circle, crowdnav_unicycle, generalist, "
+                        "generalist_residual), or "
                         "package.module:callable. A "
                         "callable is a policy, policy(observations, env) -> actions, returning "
                         "{agent: (2,) action in [-1, 1]} for exactly the live agents env.agents; "
@@ -166,6 +167,10 @@ def _eval_arguments(e: argparse.ArgumentParser) -> None:
                    help="episode logs of the first K episodes, or 'all'")
     e.add_argument("--debug-agent", type=non_negative_int, default=None,
                    help="slot whose ORCA half-planes videos and logs show (0 .. slots - 1)")
+    e.add_argument("--personal-space", type=float, default=0.5, metavar="M",
+                   help="personal-space radius of the social metrics, m of clearance to a human "
+                        "(surface to surface, >= 0; default 0.5): personal_space_intrusion is "
+                        "the fraction of steps ending closer")
     e.add_argument("--quiet", action="store_true", help="no progress, no table")
     e.add_argument("--print-hash", action="store_true", help="print the SHA-256 of the JSON")
 
@@ -174,6 +179,13 @@ def _drop_empty(folder: str | None) -> None:
     """Remove ``folder`` if it exists and is empty: the one a rejected command just created."""
     if folder is not None and os.path.isdir(folder) and not os.listdir(folder):
         os.rmdir(folder)
+
+
+def _personal_space(value: float) -> float:
+    """``--personal-space`` checked (a ValueError naming the option), before any work."""
+    from .evaluation.social import check_personal_space  # noqa: PLC0415
+
+    return check_personal_space(value, arg="--personal-space")
 
 
 def _eval_run(args: argparse.Namespace) -> int:
@@ -185,6 +197,7 @@ def _eval_run(args: argparse.Namespace) -> int:
     # The --out folder this command creates, removed again if the command is rejected.
     new_out = args.out if args.out is not None and not os.path.exists(args.out) else None
     try:
+        personal_space = _personal_space(args.personal_space)
         overrides = config_overrides(args.config, parse_set_items(args.set))
         if args.out is not None:
             # Before any episode: a bad folder must not cost a whole evaluation.
@@ -195,7 +208,7 @@ def _eval_run(args: argparse.Namespace) -> int:
             overrides=overrides, out_dir=args.out, videos=args.videos,
             trajectories=args.trajectories, logs=args.logs, debug_agent=args.debug_agent,
             video_size=args.video_size, video_format=args.video_format,
-            progress=not args.quiet)
+            progress=not args.quiet, personal_space=personal_space)
     except (ValueError, FileNotFoundError, SpawnError) as exc:  # bad input: a message
         _drop_empty(new_out)
         raise CommandError(str(exc)) from exc
@@ -336,6 +349,9 @@ def _bench_arguments(b: argparse.ArgumentParser) -> None:
                    help="skip bench.png (which needs matplotlib, from the video extra)")
     b.add_argument("--list", action="store_true",
                    help="list the suite's entries (config, tag, episodes, seeds) and exit")
+    b.add_argument("--personal-space", type=float, default=0.5, metavar="M",
+                   help="personal-space radius of the social metrics, m of clearance to a human "
+                        "(>= 0; default 0.5), as eval --personal-space")
     b.add_argument("--quiet", action="store_true", help="no progress, no table")
     b.add_argument("--print-hash", action="store_true", help="print the SHA-256 of bench.json")
 
@@ -362,6 +378,7 @@ def _bench_run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     new_out = None
     try:
+        personal_space = _personal_space(args.personal_space)
         suite = load_suite(args.suite)
         suite = suite.select(args.entries, args.tags, arg="--entries")
         suite = suite.with_episodes(QUICK_EPISODES if args.quick else args.episodes,
@@ -376,7 +393,8 @@ def _bench_run(args: argparse.Namespace) -> int:
         prepare_out_dir(out, arg="--out")
         policies = [BenchPolicy.parse(spec, safe)
                     for spec, safe in (args.policies or [("orca", True)])]
-        report = run_bench(suite, policies, out_dir=out, progress=not args.quiet)
+        report = run_bench(suite, policies, out_dir=out, progress=not args.quiet,
+                           personal_space=personal_space)
         paths = write_bench(report, out, figure=not args.no_figure)
     except (ValueError, FileNotFoundError) as exc:  # bad input: a message, no traceback
         _drop_empty(new_out)

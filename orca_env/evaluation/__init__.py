@@ -4,6 +4,9 @@
   :func:`run_episode` and :func:`evaluate` (the whole evaluation, its report and output files).
 * :mod:`~orca_env.evaluation.metrics`: the metric definitions, aggregates with 95% intervals
   (Wilson, Student-t), the canonical report JSON and its hash, the CSV and the text table.
+* :mod:`~orca_env.evaluation.social`: the social-navigation metrics of the learned agents
+  (clearance to humans, discomfort, personal-space intrusion, time to collision, path and
+  motion), computed from the positions of every step.
 * :mod:`~orca_env.evaluation.plots`: trajectory plots of recorded episodes (matplotlib).
 * :mod:`~orca_env.evaluation.episode_log`: episode logs (record, save, load) and their replay.
 
@@ -19,6 +22,7 @@ from .metrics import (
     ALL_METRICS,
     METRICS,
     OVERLAP_METRICS,
+    SOCIAL_METRICS,
     aggregate,
     format_ci,
     format_table,
@@ -49,8 +53,8 @@ __all__ = [
     "EVAL_SEED_BASE", "EVAL_SEEDS", "DEFAULT_LOADER", "REPORT_FORMAT", "Policy", "OrcaPolicy",
     "RandomPolicy", "eval_seeds", "is_eval_seed", "resolve_policy", "run_episode", "evaluate",
     # metrics
-    "METRICS", "OVERLAP_METRICS", "ALL_METRICS", "t95", "wilson95", "aggregate", "format_ci",
-    "report_json", "report_hash", "write_csv", "format_table",
+    "METRICS", "OVERLAP_METRICS", "SOCIAL_METRICS", "ALL_METRICS", "t95", "wilson95",
+    "aggregate", "format_ci", "report_json", "report_hash", "write_csv", "format_table",
     # plots
     "plot_trajectories", "trajectory_figure",
     # episode logs

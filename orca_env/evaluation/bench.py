@@ -7,7 +7,9 @@ name or a path) with optional overrides, an episode count, a tag and a seed offs
 one report: entry -> policy -> metric -> mean and 95% interval, and each policy's difference to
 a reference (pure ORCA if it runs), paired by seed, with its 95% interval. :func:`write_bench`
 writes it as ``bench.json`` (canonical: the same suite, policies and code give the same
-bytes), ``bench.md`` (markdown tables of the rates and of the differences) and ``bench.png``
+bytes; every metric of ``metrics.json``, the social-navigation ones included), ``bench.md``
+(markdown tables of the rates, of the differences and of the social-navigation metrics of
+:data:`SOCIAL_TABLE`) and ``bench.png``
 (success, collision, deadlock and timeout rates per entry, policies side by side). The shipped
 suite is ``configs/suites/standard.yaml`` (``orca-env bench`` runs it; ``load_suite("standard")``
 finds it from any folder).
@@ -71,14 +73,23 @@ from ..configs import resolve
 from ..environment import OrcaEnv
 from ..files import atomic_path, atomic_write_text
 from ..scenarios import SpawnError
-from .metrics import METRICS, format_ci, paired_difference, report_hash, report_json
+from .metrics import (
+    METRICS,
+    SOCIAL_METRICS,
+    format_ci,
+    paired_difference,
+    report_hash,
+    report_json,
+    social_metric_definitions,
+)
 from .overrides import config_overrides
 from .plots import require_matplotlib
+from .social import DISCOMFORT_DISTANCE, PERSONAL_SPACE, check_personal_space
 from .suite import EVAL_SEEDS, evaluate, policy_settings, prepare_out_dir, resolve_policy
 
-__all__ = ["BENCH_FORMAT", "DEFAULT_SUITE", "HEADLINE", "SuiteEntry", "Suite", "BenchPolicy",
-           "load_suite", "run_bench", "write_bench", "format_markdown", "bench_figure",
-           "plot_bench", "missed_targets"]
+__all__ = ["BENCH_FORMAT", "DEFAULT_SUITE", "HEADLINE", "SOCIAL_TABLE", "SuiteEntry", "Suite",
+           "BenchPolicy", "load_suite", "run_bench", "write_bench", "format_markdown",
+           "bench_figure", "plot_bench", "missed_targets"]
 
 #: Format tag of ``bench.json``.
 BENCH_FORMAT = "orca-env-bench/1"
@@ -86,6 +97,11 @@ BENCH_FORMAT = "orca-env-bench/1"
 DEFAULT_SUITE = "standard"
 #: The metrics of the table and the figure (all of :data:`METRICS` are in ``bench.json``).
 HEADLINE = ("success_rate", "collision_rate", "deadlock_rate", "timeout_rate")
+#: The social-navigation metrics of ``bench.md``'s social table (every one of
+#: :data:`~orca_env.evaluation.metrics.SOCIAL_METRICS` is in ``bench.json``).
+SOCIAL_TABLE = ("min_distance_to_humans", "discomfort_frequency", "personal_space_intrusion",
+                "min_time_to_collision", "path_length_ratio", "path_irregularity",
+                "mean_acceleration", "mean_jerk")
 
 _SUITE_KEYS = ("name", "description", "seed", "episodes", "set", "entries")
 _ENTRY_KEYS = ("name", "config", "tag", "seed_offset", "episodes", "set", "description")
@@ -414,7 +430,8 @@ def _short(agg: dict, key: str) -> str:
 
 # -- the run -----------------------------------------------------------------------------------
 def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy | str] = ("orca",),
-              *, out_dir: str | os.PathLike | None = None, progress: bool = False) -> dict:
+              *, out_dir: str | os.PathLike | None = None, progress: bool = False,
+              personal_space: float = PERSONAL_SPACE) -> dict:
     """Evaluate every policy on every entry of a suite; return the bench report.
 
     Everything is checked before the first episode: the output folder, every entry's config and
@@ -430,6 +447,8 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
             episode, and its run folders that this one does not list once the episodes are done
             (see :func:`_drop_stale_runs`).
         progress: Report each entry and its episodes on stderr.
+        personal_space: Radius of the personal space, m of clearance to a human (finite,
+            >= 0), as for :func:`~orca_env.evaluation.evaluate`.
 
     Returns:
         The report: ``format``, ``orca_env_version``, ``suite`` (name, description, seed),
@@ -440,13 +459,17 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
         policies are compared with: pure ORCA with its safety layer if it runs, else the first
         policy; ``None`` for a single policy), ``differences`` (``{entry: {policy label:
         {metric: difference}}}`` for the :data:`HEADLINE` rates: policy minus reference, paired
-        by seed, from :func:`~orca_env.evaluation.metrics.paired_difference`) and ``ci95`` (how
-        intervals are computed). Nothing in it depends on the host, the paths or the time.
+        by seed, from :func:`~orca_env.evaluation.metrics.paired_difference`), ``ci95`` (how
+        intervals are computed) and ``social`` (the personal-space radius and the discomfort
+        distance of the social metrics, m). Nothing in it depends on the host, the paths or
+        the time.
 
     Raises:
         ValueError: Naming the entry or policy, on a bad policy, a duplicate policy label, an
-            entry whose env cannot be built or reset, or an unusable ``out_dir``.
+            entry whose env cannot be built or reset, an unusable ``out_dir``, or a negative or
+            non-finite ``personal_space``.
     """
+    personal_space = check_personal_space(personal_space)
     if not isinstance(suite, Suite):
         suite = load_suite(suite)
     pols = [p if isinstance(p, BenchPolicy) else BenchPolicy(str(p)) for p in policies]
@@ -528,7 +551,7 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
                    else os.path.join(out_dir, "entries", e.name, _slug(lab)))
             rep = evaluate(e.path, pol, seeds=seeds, overrides=over, out_dir=sub,
                            progress=f"bench {i + 1}/{len(prepared)} {e.name} {lab}"
-                           if progress else False, name=lab)
+                           if progress else False, name=lab, personal_space=personal_space)
             results[e.name][lab] = rep["aggregate"]
             episodes[e.name][lab] = rep["episodes"]
             policy_names.setdefault(lab, name)
@@ -556,13 +579,15 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
                       "without_safety_layer": not p.safety_layer}
                      for p, lab in zip(pols, labels, strict=True)],
         "entries": [info for _, info, _ in prepared],
-        "metrics": {k: {"unit": u, "definition": d} for k, (u, d) in METRICS.items()},
+        "metrics": {k: {"unit": u, "definition": d} for k, (u, d) in
+                    {**METRICS, **social_metric_definitions(personal_space)}.items()},
         "results": results,
         "reference": reference,
         "differences": differences,
         "ci95": "mean over episodes with a 95% interval [ci95_low, ci95_high]: Wilson score for "
                 "the 0/1 metric all_success, Student-t clipped to [0, 1] for fractions, "
                 "Student-t otherwise (ci95 = half its width)",
+        "social": {"personal_space": personal_space, "discomfort_distance": DISCOMFORT_DISTANCE},
     }
 
 
@@ -676,9 +701,12 @@ def _cell(a: dict) -> str:
 
 
 def format_markdown(report: dict) -> str:
-    """The report as a markdown table: one row per entry and policy, the :data:`HEADLINE` rates.
+    """The report as markdown tables: one row per entry and policy.
 
-    Each cell is the mean and its 95% interval ``[low, high]``.
+    The :data:`HEADLINE` rates, then (two or more policies) their paired differences to the
+    reference, then the social-navigation metrics of :data:`SOCIAL_TABLE` (when the report
+    holds them). Each cell is the mean and its 95% interval (``[low, high]`` for rates,
+    ``+-half`` otherwise).
     """
     s = report["suite"]
     heads = [m.replace("_rate", "") for m in HEADLINE]
@@ -710,7 +738,42 @@ def format_markdown(report: dict) -> str:
                 diff = report["differences"][e["name"]][p["label"]]
                 lines.append(f"| {e['name']} | {_md(p['label'])} | "
                              + " | ".join(_diff_cell(diff[m]) for m in HEADLINE) + " |")
+    lines += _social_markdown(report)
     return "\n".join(lines) + "\n"
+
+
+def _social_markdown(report: dict) -> list[str]:
+    """The social table's lines (none for a report without the social metrics)."""
+    rows = [(e, p, report["results"][e["name"]][p["label"]])
+            for e in report["entries"] for p in report["policies"]]
+    if not rows or not all(m in agg for m in SOCIAL_TABLE for _, _, agg in rows):
+        return []  # a bench.json written before the social metrics existed
+    ps = report.get("social", {}).get("personal_space", PERSONAL_SPACE)
+    units = {m: SOCIAL_METRICS[m][0] for m in SOCIAL_TABLE}
+    heads = [f"{m} ({units[m]})" for m in SOCIAL_TABLE]
+    lines = ["",
+             f"Social navigation: the learned agents and the humans (non-learned agents); "
+             f"clearance surface to surface, discomfort below {DISCOMFORT_DISTANCE:g} m, "
+             f"personal space {ps:g} m; mean and 95% interval over episodes (Student-t; "
+             f"clipped to [0, 1] for fractions). min_time_to_collision averages the episodes "
+             f"with a finite value only (n in bench.json; the others were never on a collision "
+             f"course); path_length_ratio the successful agents only. Peak acceleration and "
+             f"jerk are in bench.json.",
+             "",
+             "| entry | policy | " + " | ".join(heads) + " |",
+             "|---|---|" + "---:|" * len(heads)]
+    for e, p, agg in rows:
+        lines.append(f"| {e['name']} | {_md(p['label'])} | "
+                     + " | ".join(_social_cell(agg[m]) for m in SOCIAL_TABLE) + " |")
+    return lines
+
+
+def _social_cell(a: dict) -> str:
+    """Three significant digits: clearances and times span orders of magnitude."""
+    if a["mean"] is None:
+        return "-"
+    ci = format_ci(a, digits=2)
+    return f"{a['mean']:.3g}" + ("" if ci == "-" else f" {ci}")
 
 
 def _md(text: str) -> str:

@@ -22,7 +22,16 @@ of a step, and ``max_overlap`` / ``max_overlap_relative`` say how deep the deepe
 "touched" and "really collided" can both be read. They are reported when the config gives
 ``collision_tolerance`` in its size-aware mapping form (``{relative: 0.01}``), or when
 :func:`~orca_env.evaluation.suite.evaluate` is asked for them (``overlap_metrics=True``); the
-reports of other configs keep the keys, and so the bytes, they had before these metrics existed.
+reports of other configs do not hold them (their old keys are as before these metrics existed).
+
+Social navigation (:data:`SOCIAL_METRICS`, computed by :mod:`~orca_env.evaluation.social`):
+how the learned agents treat the humans (the non-learned agents): the minimum clearance to
+them, CrowdNav's discomfort frequency, the personal-space intrusion (its radius an argument of
+:func:`~orca_env.evaluation.suite.evaluate`), the minimum time to collision, and SocNavBench's
+path length ratio, path irregularity, acceleration and jerk. They are in every report, after
+the others, whose values they leave as they were; :func:`format_table` shows them in a table
+of their own. A ``min_time_to_collision`` of infinity (never on a collision course) is
+``None``, so its mean is over the episodes with a finite value (``n`` counts them).
 
 The report's JSON (:func:`report_json`) is canonical: sorted keys and shortest round-trip
 floats, so :func:`report_hash` identifies a result bit for bit.
@@ -40,7 +49,8 @@ from collections.abc import Sequence
 
 from ..files import atomic_write_text
 
-__all__ = ["METRICS", "OVERLAP_METRICS", "ALL_METRICS", "t95", "wilson95", "aggregate",
+__all__ = ["METRICS", "OVERLAP_METRICS", "SOCIAL_METRICS", "ALL_METRICS",
+           "social_metric_definitions", "t95", "wilson95", "aggregate",
            "paired_difference", "format_ci", "report_json", "report_hash", "write_csv",
            "format_table"]
 
@@ -90,8 +100,62 @@ OVERLAP_METRICS: dict[str, tuple[str, str]] = {
                                       "radius, over the episode (0 without contact): 0.01 is "
                                       "an overlap of 1% of the radius"),
 }
-#: Every metric, in report order: :data:`METRICS` then :data:`OVERLAP_METRICS`.
-ALL_METRICS: dict[str, tuple[str, str]] = {**METRICS, **OVERLAP_METRICS}
+
+
+def social_metric_definitions(personal_space: float = 0.5) -> dict[str, tuple[str, str]]:
+    """The social-navigation metrics, ``{name: (unit, definition)}``, for a personal space.
+
+    Reported in every evaluation after :data:`METRICS` (and the overlap depth), computed by
+    :mod:`~orca_env.evaluation.social`; formulas and sources in ``docs/evaluation.md``.
+    *Humans* are the non-learned agents (any population but ``learned``); clearance is the
+    distance minus both radii.
+
+    Args:
+        personal_space: The radius of ``personal_space_intrusion``, m of clearance; it is
+            written into that metric's definition.
+    """
+    ps = f"{personal_space:g}"
+    return {
+        "min_distance_to_humans": ("m", "smallest clearance (distance minus radii) from a "
+                                        "learned agent to a human (a non-learned agent) over "
+                                        "the episode, swept along each step; HuNavSim's "
+                                        "minimum distance to people"),
+        "discomfort_frequency": ("fraction", "learned agent-steps whose clearance to the "
+                                             "nearest human falls below 0.2 m during the step "
+                                             "(CrowdNav's discomfort distance)"),
+        "personal_space_intrusion": ("fraction", f"learned agent-steps ending with a clearance "
+                                                 f"below {ps} m to the nearest human (the "
+                                                 f"personal-space radius; fraction of time, as "
+                                                 f"HuNavSim's space intrusions)"),
+        "min_time_to_collision": ("s", "smallest constant-velocity time until a learned agent "
+                                       "touches a human, at the end of each step (velocities: "
+                                       "the step's displacement / time step); null when no "
+                                       "agent was ever on a collision course (infinite)"),
+        "path_length_ratio": ("ratio", "successful agents: distance travelled / straight "
+                                       "start-goal distance (SocNavBench's, always the straight "
+                                       "line; averaged over the agents that reached their goal "
+                                       "only)"),
+        "path_irregularity": ("rad", "mean over learned agent-steps of the angle between the "
+                                     "step's displacement and the direction to the goal from "
+                                     "its start (SocNavBench's; steps without motion left "
+                                     "out)"),
+        "mean_acceleration": ("m/s^2", "mean over learned agent-steps of |a|, a the finite "
+                                       "difference of the velocity (displacement / time step) "
+                                       "over the time step"),
+        "peak_acceleration": ("m/s^2", "largest |a| of a learned agent over the episode"),
+        "mean_jerk": ("m/s^3", "mean over learned agent-steps of |j|, j the finite difference "
+                               "of the acceleration over the time step (SocNavBench's "
+                               "robot_jerk)"),
+        "peak_jerk": ("m/s^3", "largest |j| of a learned agent over the episode"),
+    }
+
+
+#: The social-navigation metrics with the default personal space (0.5 m); see
+#: :func:`social_metric_definitions`.
+SOCIAL_METRICS: dict[str, tuple[str, str]] = social_metric_definitions()
+#: Every metric, in report order: :data:`METRICS`, :data:`OVERLAP_METRICS`, then
+#: :data:`SOCIAL_METRICS`.
+ALL_METRICS: dict[str, tuple[str, str]] = {**METRICS, **OVERLAP_METRICS, **SOCIAL_METRICS}
 
 _Z95 = 1.959963984540054
 
@@ -255,27 +319,49 @@ def write_csv(episodes: Sequence[dict], path: str | os.PathLike,
     atomic_write_text(path, buf.getvalue())
 
 
-def format_table(report: dict) -> str:
-    """A plain-text table of the aggregate metrics (the CI column as :func:`format_ci`)."""
-    agg = report["aggregate"]
-    scenario = report["config"].get("scenario", "mixture")  # a mixture holds only its entries
-    head = (f"policy {report['policy']}  scenario {scenario}  "
-            f"episodes {report['num_episodes']}  seeds {report['seeds'][0]}.."
-            f"{report['seeds'][-1]}" if report["seeds"] else "no episodes")
+def _table_rows(agg: dict, metrics: dict) -> list[tuple[str, ...]]:
     rows = [("metric", "mean", "95% CI", "n", "unit")]
-    for key, (unit, _) in ALL_METRICS.items():
+    for key, (unit, _) in metrics.items():
         if key not in agg:
             continue  # the overlap depth, when the report does not hold it
         a = agg[key]
         mean = "-" if a["mean"] is None else f"{a['mean']:.4g}"
         rows.append((key, mean, format_ci(a), str(a["n"]), unit))
+    return rows
+
+
+def _table_lines(rows: list[tuple[str, ...]]) -> list[str]:
     widths = [max(len(r[c]) for r in rows) for c in range(5)]
-    lines = [head]
+    lines = []
     for j, r in enumerate(rows):
         lines.append("  ".join(s.ljust(w) if c in (0, 4) else s.rjust(w)
                                for c, (s, w) in enumerate(zip(r, widths, strict=True))).rstrip())
         if j == 0:
             lines.append("  ".join("-" * w for w in widths))
+    return lines
+
+
+def format_table(report: dict) -> str:
+    """A plain-text table of the aggregate metrics (the CI column as :func:`format_ci`).
+
+    The metrics of :data:`METRICS` (and the overlap depth) first, as they always were; then,
+    when the report holds them, the social-navigation metrics (:data:`SOCIAL_METRICS`) in a
+    table of their own, headed with the personal-space radius.
+    """
+    agg = report["aggregate"]
+    scenario = report["config"].get("scenario", "mixture")  # a mixture holds only its entries
+    head = (f"policy {report['policy']}  scenario {scenario}  "
+            f"episodes {report['num_episodes']}  seeds {report['seeds'][0]}.."
+            f"{report['seeds'][-1]}" if report["seeds"] else "no episodes")
+    lines = [head, *_table_lines(_table_rows(agg, {**METRICS, **OVERLAP_METRICS}))]
     lines.append("95% CI: [low, high] for rates (Wilson score for 0/1, Student-t clipped to [0, 1] "
                  "for fractions), +- Student-t half-width otherwise")
+    social = _table_rows(agg, SOCIAL_METRICS)
+    if len(social) > 1:
+        ps = report.get("social", {}).get("personal_space")
+        lines += ["", "social navigation: learned agents and the humans (non-learned agents)"
+                  + ("" if ps is None else f"; personal space {ps:g} m"),
+                  *_table_lines(social),
+                  "min_time_to_collision: n counts the episodes with a finite value (the others "
+                  "were never on a collision course)"]
     return "\n".join(lines)

@@ -72,8 +72,16 @@ from ..files import atomic_write_text
 from ..policies import TRAINED_DIR
 from ..render import require_imageio, require_pygame
 from .episode_log import EpisodeRecorder, check_size, replay, snapshot
-from .metrics import ALL_METRICS, METRICS, aggregate, report_json, write_csv
+from .metrics import (
+    METRICS,
+    OVERLAP_METRICS,
+    aggregate,
+    report_json,
+    social_metric_definitions,
+    write_csv,
+)
 from .plots import plot_trajectories, require_matplotlib
+from .social import DISCOMFORT_DISTANCE, PERSONAL_SPACE, SocialRecorder, check_personal_space
 
 __all__ = ["EVAL_SEED_BASE", "EVAL_SEEDS", "DEFAULT_LOADER", "REPORT_FORMAT", "Policy",
            "OrcaPolicy", "RandomPolicy", "eval_seeds", "is_eval_seed", "resolve_policy",
@@ -263,7 +271,8 @@ def _nan_to_none(x: float) -> float | None:
 
 
 def run_episode(env: Any, policy: Policy, seed: int, *, recorder: EpisodeRecorder | None = None,
-                debug_agent: int | None = None, overlap_metrics: bool = False) -> dict:
+                debug_agent: int | None = None, overlap_metrics: bool = False,
+                personal_space: float = PERSONAL_SPACE) -> dict:
     """Run one episode from ``env.reset(seed=seed)`` to its end; return its metrics.
 
     Args:
@@ -275,14 +284,21 @@ def run_episode(env: Any, policy: Policy, seed: int, *, recorder: EpisodeRecorde
         debug_agent: Slot whose ORCA lines go into the snapshots.
         overlap_metrics: Add the overlap depth metrics
             (:data:`~orca_env.evaluation.metrics.OVERLAP_METRICS`).
+        personal_space: Radius of ``personal_space_intrusion``, m of clearance (finite, >= 0).
 
     Returns:
         ``{"seed": seed, <metric>: value, ...}`` with the keys of :data:`METRICS` (and of
-        ``OVERLAP_METRICS`` with ``overlap_metrics``); undefined values are ``None``.
+        ``OVERLAP_METRICS`` with ``overlap_metrics``), then of
+        :data:`~orca_env.evaluation.metrics.SOCIAL_METRICS`; undefined values are ``None``.
+        The social metrics are computed apart from the others, from the positions of every
+        slot after each step (:class:`~orca_env.evaluation.social.SocialRecorder`), so adding
+        them changed none of the other values.
 
     Raises:
-        ValueError: If ``debug_agent`` is not a slot of the env.
+        ValueError: If ``debug_agent`` is not a slot of the env, or ``personal_space`` is not
+            a finite number >= 0.
     """
+    check_personal_space(personal_space)
     obs, infos = env.reset(seed=seed)
     if hasattr(policy, "reset"):
         policy.reset(seed)
@@ -313,13 +329,18 @@ def run_episode(env: Any, policy: Policy, seed: int, *, recorder: EpisodeRecorde
         recorder.add(snapshot(env, 0, debug_agent, data=data))
     steps = 0
     prev = env.sim.positions[slots].copy()
+    social = SocialRecorder(env.sim.positions, env.sim.active, data["populations"],
+                            np.asarray(env.radii), slots, dt, learned_code=int(Population.LEARNED),
+                            personal_space=personal_space)
     while env.agents:
         actions = policy(obs, env)
         obs, rewards, terms, truncs, infos = env.step(actions)
         steps += 1
         pos = env.sim.positions[slots]
+        live = np.zeros(n_l, dtype=bool)
         for a, info in infos.items():
             k = index[a]
+            live[k] = True
             travelled[k] += math.hypot(pos[k, 0] - prev[k, 0], pos[k, 1] - prev[k, 1])
             ret[k] += rewards[a]
             status = info["status"]
@@ -341,6 +362,7 @@ def run_episode(env: Any, policy: Policy, seed: int, *, recorder: EpisodeRecorde
             lp3_sum += bool(info["used_lp3"])
             agent_steps += 1
         prev = pos.copy()
+        social.add(env.sim.positions, env.sim.active, live)
         if recorder is not None:
             recorder.add(snapshot(env, steps, debug_agent))
     success = np.array([s == _AT_GOAL for s in final])
@@ -370,6 +392,7 @@ def run_episode(env: Any, policy: Policy, seed: int, *, recorder: EpisodeRecorde
         out["contact_rate"] = float(touched.mean())
         out["max_overlap"] = float(overlap.max())
         out["max_overlap_relative"] = float((overlap / radii).max())
+    out.update(social.metrics(success, np.asarray(env.goals)[slots]))
     return out
 
 
@@ -454,7 +477,8 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
              videos: int = 0, trajectories: int = 0, logs: int = 0,
              debug_agent: int | None = None, video_size: int = 720, video_format: str = "mp4",
              progress: bool | str = False, log_dtype: Any = np.float32,
-             name: str | None = None, overlap_metrics: bool | None = None) -> dict:
+             name: str | None = None, overlap_metrics: bool | None = None,
+             personal_space: float = PERSONAL_SPACE) -> dict:
     """Evaluate a policy on a config over the frozen evaluation seeds.
 
     Args:
@@ -487,19 +511,27 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
             ``max_overlap_relative``: :data:`~orca_env.evaluation.metrics.OVERLAP_METRICS`).
             ``None`` (default): when the config (or an entry of a mixture) gives
             ``collision_tolerance`` in its size-aware mapping form (``{relative: 0.01}``);
-            reports of the other configs keep the metrics, and the bytes, they had before the
-            overlap metrics existed.
+            reports of the other configs keep the metrics they had before the overlap metrics
+            existed.
+        personal_space: Radius of the personal space, m of clearance to a human (surface to
+            surface; finite, >= 0): ``personal_space_intrusion`` is the fraction of the learned
+            agents' steps ending closer than this (default 0.5 m). The social-navigation
+            metrics (:data:`~orca_env.evaluation.metrics.SOCIAL_METRICS`) are in every report,
+            after the others, whose values they do not change.
 
     Returns:
         The report: ``format``, ``orca_env_version``, ``policy``, ``config`` (resolved),
         ``env`` (time step, step limit and agent counts after scenario defaults), ``seeds``,
-        ``num_episodes``, ``metrics`` (unit and definition of each), ``aggregate`` and
-        ``episodes``. It holds nothing that depends on the host or the time.
+        ``num_episodes``, ``metrics`` (unit and definition of each), ``aggregate``,
+        ``episodes`` and ``social`` (the personal-space radius and CrowdNav's discomfort
+        distance the social metrics used, m). It holds nothing that depends on the host or the
+        time.
 
     Raises:
         ValueError: On a bad argument (the message names it): a negative ``videos`` or
             ``trajectories``, ``logs`` below -1, a ``debug_agent`` that is not a slot, a seed
-            outside the evaluation seeds, an unknown video format, a bad ``video_size``,
+            outside the evaluation seeds, an unknown video format, a bad ``video_size``, a
+            negative or non-finite ``personal_space``,
             extras without ``out_dir``, an ``out_dir`` that cannot be created or written, or an
             unusable policy. All of these are raised before the first episode.
         ImportError: If videos or trajectories are asked for without the video extra
@@ -510,6 +542,7 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
             raise ValueError(f"{arg} must be an integer >= {least}"
                              f"{' (-1: all)' if least < 0 else ''}, got {value!r}")
+    personal_space = check_personal_space(personal_space)
     if video_format not in ("mp4", "gif"):
         raise ValueError(f"video_format must be 'mp4' or 'gif', got {video_format!r}")
     if videos:
@@ -540,7 +573,8 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
     if overlap_metrics is None:
         overlap_metrics = any(isinstance(c.collision_tolerance, dict)
                               for c in env.config.entries())
-    metrics = ALL_METRICS if overlap_metrics else METRICS
+    metrics = {**METRICS, **(OVERLAP_METRICS if overlap_metrics else {}),
+               **social_metric_definitions(personal_space)}
     name = resolved_name if name is None else str(name)
     n_logs = len(seeds) if logs < 0 else logs
     n_rec = max(videos, trajectories, n_logs)
@@ -556,7 +590,7 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
             rec = EpisodeRecorder(cfg, seed, name, dtype=log_dtype,
                                   extra={"render_fps": fps, "title": title})
         row = run_episode(env, pol, seed, recorder=rec, debug_agent=debug_agent,
-                          overlap_metrics=bool(overlap_metrics))
+                          overlap_metrics=bool(overlap_metrics), personal_space=personal_space)
         rows.append(row)
         if rec is not None:
             log = rec.to_log()
@@ -585,6 +619,7 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
         "metrics": {k: {"unit": u, "definition": d} for k, (u, d) in metrics.items()},
         "aggregate": aggregate(rows, metrics),
         "episodes": rows,
+        "social": {"personal_space": personal_space, "discomfort_distance": DISCOMFORT_DISTANCE},
     }
     if out_dir is not None:
         atomic_write_text(os.path.join(out_dir, "metrics.json"), report_json(report))

@@ -6,7 +6,7 @@ import pytest
 import orca_env
 from orca_env.collisions import agent_collisions, agent_collisions_crowdnav, obstacle_collisions
 from orca_env.config import load_config, tolerance_parts
-from orca_env.evaluation import METRICS, OVERLAP_METRICS, evaluate
+from orca_env.evaluation import METRICS, OVERLAP_METRICS, SOCIAL_METRICS, evaluate
 from orca_env.scenarios import SpawnError
 
 
@@ -154,15 +154,16 @@ def test_spawn_check_uses_the_relative_tolerance():
 # -- metrics ------------------------------------------------------------------------------------
 def test_overlap_metrics_only_with_the_size_aware_form_or_on_request():
     plain = evaluate("circle_dense", "orca", episodes=2)
-    assert list(plain["metrics"]) == list(METRICS)
-    assert set(plain["aggregate"]) == set(METRICS)
-    assert all(set(e) == {"seed", *METRICS} for e in plain["episodes"])
+    # The social-navigation metrics come after the others in every report.
+    assert list(plain["metrics"]) == [*METRICS, *SOCIAL_METRICS]
+    assert set(plain["aggregate"]) == {*METRICS, *SOCIAL_METRICS}
+    assert all(set(e) == {"seed", *METRICS, *SOCIAL_METRICS} for e in plain["episodes"])
 
     asked = evaluate("circle_dense", "orca", episodes=2, overlap_metrics=True)
     rel = evaluate("circle_dense", "orca", episodes=2,
                    overrides={"collision_tolerance": {"absolute": 0.01}})
     for rep in (asked, rel):
-        assert list(rep["metrics"]) == [*METRICS, *OVERLAP_METRICS]
+        assert list(rep["metrics"]) == [*METRICS, *OVERLAP_METRICS, *SOCIAL_METRICS]
         for e, p in zip(rep["episodes"], plain["episodes"], strict=True):
             # Same episodes: the old metrics are unchanged.
             assert {k: e[k] for k in METRICS} == {k: p[k] for k in METRICS}
@@ -173,7 +174,7 @@ def test_overlap_metrics_only_with_the_size_aware_form_or_on_request():
             assert e["contact_rate"] > 0.0
     assert evaluate("circle_dense", "orca", episodes=1, overrides={
         "collision_tolerance": {"relative": 0.01}}, overlap_metrics=False)["metrics"].keys() \
-        == METRICS.keys()
+        == {*METRICS, *SOCIAL_METRICS}
 
 
 def test_relative_tolerance_turns_small_overlaps_into_contacts():

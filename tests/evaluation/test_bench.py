@@ -25,7 +25,7 @@ from orca_env.evaluation.bench import (
     run_bench,
     write_bench,
 )
-from orca_env.evaluation.metrics import METRICS
+from orca_env.evaluation.metrics import METRICS, SOCIAL_METRICS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHIPPED_MODEL = os.path.join(ROOT, "policies", "trained", "circle_ppo")
@@ -188,7 +188,8 @@ def test_reruns_give_the_same_bench_json_bytes(tmp_path, capsys):
     assert [e["name"] for e in report["entries"]] == ["circle_nojitter", "doorway"]
     # entry -> policy -> metric -> mean and interval, with the metrics of metrics.json.
     agg = report["results"]["doorway"]["orca"]
-    assert set(agg) == set(METRICS)
+    assert set(agg) == set(METRICS) | set(SOCIAL_METRICS)
+    assert set(report["metrics"]) == set(METRICS) | set(SOCIAL_METRICS)
     assert {"mean", "ci95_low", "ci95_high"} <= set(agg["success_rate"])
 
 
@@ -292,7 +293,7 @@ def test_shipped_policies_by_name(tmp_path, monkeypatch, capsys):
         main(["bench", "--entries", "circle_dense", "--quick", "--no-figure",
               "--policy", "generalistt", "--out", "c"])
     assert exc.value.code == 2
-    assert "a shipped policy (circle_ppo, crowdnav_circle, generalist, generalist_residual)" \
+    assert "a shipped policy (circle_ppo, crowdnav_circle, crowdnav_unicycle, generalist, generalist_residual)" \
         in capsys.readouterr().err
 
 
@@ -352,9 +353,11 @@ def test_progress_table_figure_and_markdown(tmp_path, capsys):
     assert "[bench 2/2] doorway orca: success" in err
     assert "[bench 2/2 doorway random] 2/2 episodes" in err
     # The tables on stdout: one row per entry and policy, then one per entry and policy
-    # compared with orca.
+    # compared with orca, then the social metrics per entry and policy.
     rows = [line for line in out.splitlines() if line.startswith("| ") and "---" not in line]
-    assert len(rows) == 1 + 2 * 2 + 1 + 2 * 1
+    assert len(rows) == 1 + 2 * 2 + 1 + 2 * 1 + 1 + 2 * 2
+    # circle_nojitter has no humans (16 learned agents): its crowd terms are undefined.
+    assert "| circle_nojitter | orca | - | - | - | - | " in out
     assert "Differences to `orca`, paired by seed" in out
     assert "| circle_nojitter | deadlock | 16 (16) | 2 | orca | 0.00 [0, 0] | 0.00 [0, 0] | " \
            "1.00 [1, 1] |" in out

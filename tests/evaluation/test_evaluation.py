@@ -13,6 +13,7 @@ import pytest
 from orca_env.evaluation import (
     EVAL_SEED_BASE,
     METRICS,
+    SOCIAL_METRICS,
     aggregate,
     eval_seeds,
     evaluate,
@@ -117,10 +118,10 @@ def test_survivor_bias_is_documented():
 def test_orca_baseline_metrics_are_complete_and_sane(config, episodes, min_success):
     rep = evaluate(config, "orca", episodes=episodes)
     assert rep["seeds"] == eval_seeds(episodes) and rep["num_episodes"] == episodes
-    assert set(rep["aggregate"]) == set(METRICS) == set(rep["metrics"])
+    assert set(rep["aggregate"]) == {*METRICS, *SOCIAL_METRICS} == set(rep["metrics"])
     max_steps = rep["config"]["max_steps"] or 10**9
     for ep in rep["episodes"]:
-        assert set(ep) == {"seed", *METRICS}
+        assert set(ep) == {"seed", *METRICS, *SOCIAL_METRICS}
         for k in RATES:
             assert 0.0 <= ep[k] <= 1.0, (k, ep[k])
         # Final outcomes are exclusive (with on_collision: terminate, a collision ends it).
