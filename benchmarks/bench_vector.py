@@ -96,8 +96,8 @@ def main():
     bench_single(args.config, 2, 3, args.seed, actions, over)  # warm-up (numba cache load)
     single = bench_single(args.config, args.worlds, args.steps, args.seed, actions, over)
     sets = f" ({', '.join(args.set)})" if args.set else ""
-    print(f"config {args.config}{sets}, {args.worlds} worlds x {len(probe.possible_agents)} learned "
-          f"agents, {args.steps} steps, {args.threads} thread(s)")
+    print(f"config {args.config}{sets}, {args.worlds} worlds x {len(probe.possible_agents)} "
+          f"learned agents, {args.steps} steps, {args.threads} thread(s)")
     print(f"vector env:          {vec:>12,.0f} agent-steps/s")
     print(f"loop of single envs: {single:>12,.0f} agent-steps/s")
     if lidar is not None:

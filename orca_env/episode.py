@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 
 from .agents import AgentTable, build_agent_table
+from .behaviours import behaviour
 from .config import EnvConfig, GroupConfig, parse_section, tolerance_parts
 from .core import Simulator
-from .behaviours import behaviour
 from .guidance import Roadmap
 from .kinematics import HOLONOMIC
 from .observations import TIME_FEATURE, UNIVERSAL_DEFAULTS, sensor_features

@@ -65,8 +65,9 @@ def step_world(pos, vel, pref, active, kd_order, params, time_step, obst, max_nb
         out: ``StepOutput`` fields (plain tuple); its ``velocity`` is ignored, ``new_vel`` used.
         nodes: (begin, end, left, right, box) kd-tree node scratch, >= max(2n - 1, 1) rows.
         new_vel: (n, 2) float64 scratch for the new velocities.
-        vlines, n_vlines: hard velocity constraints per agent (NH-ORCA), as in
-            ``kernels._compute_block``; ``n_vlines`` of shape (0,): none.
+        vlines: (n, V, 4) float64 hard velocity constraints per agent (NH-ORCA), as in
+            ``kernels._compute_block``.
+        n_vlines: (n,) int64 constraints per agent; of shape (0,): none (RVO2's LP).
     """
     n_all = kd_order.shape[0]
     tmp = np.empty(n_all, dtype=np.int64)

@@ -90,7 +90,7 @@ def polygon_speeds(heading, kp, max_speed, dt, lin_vel, ang_vel, out):
 
 @njit(cache=True, inline="always")
 def move(i, safe, pos0, pos, vel, cmd, heading, lin_vel, ang_vel, kp, max_speed, dt):
-    """Motion of slot ``i`` (see the module docstring); returns whether ORCA's result was replaced."""
+    """Motion of slot ``i`` (module docstring); returns whether ORCA's result was replaced."""
     if safe:
         v, w = track(vel[i, 0], vel[i, 1], heading[i], kp[P_TRACKING_TIME], max_speed,
                      kp[P_MAX_ANGULAR_SPEED])

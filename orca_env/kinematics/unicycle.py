@@ -64,7 +64,7 @@ def polygon_speeds(heading, kp, max_speed, dt, out):
 
 @njit(cache=True, inline="always")
 def move(i, safe, pos0, pos, vel, cmd, heading, lin_vel, ang_vel, kp, max_speed, dt):
-    """Motion of slot ``i`` (see the module docstring); returns whether ORCA's result was replaced."""
+    """Motion of slot ``i`` (module docstring); returns whether ORCA's result was replaced."""
     r_max = kp[P_MAX_ROTATION]
     if safe:
         ux, uy = vel[i, 0], vel[i, 1]  # ORCA's reference velocity

@@ -155,7 +155,7 @@ def test_orca_crowd_agents_with_unicycle_kinematics_use_nh_orca():
                           "on_goal": "stay", "neighbor_dist": 5.0, "time_horizon": 5.0})
     env = orca_env.parallel_env(cfg)
     env.reset(seed=1)
-    b, dt = env._batch, env.time_step
+    b = env._batch
     h0 = b.headings[1:].copy()
     for _ in range(40):
         if not env.agents:
@@ -171,7 +171,7 @@ def test_orca_crowd_agents_with_unicycle_kinematics_use_nh_orca():
 def test_unicycle_with_zero_tracking_error_moves_along_its_heading_only():
     env = orca_env.parallel_env(_swap_config("unicycle", n=6, tracking_error=0.0))
     env.reset(seed=0)
-    b, dt = env._batch, env.time_step
+    b = env._batch
     for _ in range(10):
         h = b.headings[:6].copy()
         env.step(env.heuristic_actions())

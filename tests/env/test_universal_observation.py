@@ -3,8 +3,8 @@
 import copy
 
 import numpy as np
-from gymnasium import spaces
 import pytest
+from gymnasium import spaces
 from orca_env.configs import names, resolve
 
 import orca_env
