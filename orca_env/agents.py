@@ -100,6 +100,10 @@ def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: fl
         if not b.learned and not g.safety_layer:
             raise ValueError(f"config key '{where}.safety_layer' applies to learned groups "
                              f"only, got false for population {g.population!r}")
+        for key in ("social_force", "replay"):  # the two behaviours' own parameter keys
+            if getattr(g, key) is not None and g.population != key:
+                raise ValueError(f"config key '{where}.{key}' applies to population {key} only, "
+                                 f"got population {g.population!r}")
         if b.check is not None:
             b.check(g, where)
         if g.randomize_attributes:
@@ -156,18 +160,19 @@ def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: fl
 
 
 def _visibility(groups: list[GroupConfig], names: list[str], group: np.ndarray,
-                pop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                pop: np.ndarray, sensing: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Per-slot core ``layer`` and ``avoid_mask`` from the groups' ``avoids`` / ``visible_to``.
 
     Without either key anywhere every slot has layer 1 and avoid mask -1 (RVO2, bit for bit),
     except slots whose behaviour avoids no agent (mask 0: ``linear``). Otherwise group ``g`` is
     layer bit ``g``, and a group's mask holds the bit of every group it avoids that can be seen
-    by it.
+    by it. ``sensing``: the masks as if every behaviour avoided agents (whom a ``social_force``
+    agent feels, though ORCA makes it avoid no one).
 
     Raises:
         ValueError: On a name that is no group's, or more than 63 groups with visibility.
     """
-    blind = [not behaviour(g.population).avoids_agents for g in groups]
+    blind = [not sensing and not behaviour(g.population).avoids_agents for g in groups]
     if all(g.avoids is None and g.visible_to is None for g in groups):
         masks = np.full(group.size, -1, dtype=np.int64)
         masks[np.array(blind, dtype=bool)[group]] = 0

@@ -10,7 +10,8 @@ extra, ``pip install "orca-env[video]"``; without them :class:`Renderer` and
 
 A frame is the scene below a band (the HUD) that holds the title, the step and time, the agent
 counts by status and a legend of the colours and marks, so the HUD never covers the scene.
-Agents are discs filled by population (learned blue, ORCA crowd grey, non-reactive purple) with a
+Agents are discs filled by population (learned blue, ORCA crowd grey, non-reactive purple, linear
+brown, social-force olive, replayed pedestrians pink) with a
 ring by status (at goal green, collided red, stalled orange, timed out dark grey); agents that
 finished (at goal, stalled or timed out) and left the simulation stay as faded discs where they
 stopped; collided ones that left are red crosses. Arrows: velocity (black) and preferred
@@ -116,6 +117,8 @@ COLORS = {
     "orca": (160, 160, 160),
     "non_reactive": (148, 103, 189),
     "linear": (140, 86, 75),
+    "social_force": (188, 189, 34),
+    "replay": (227, 119, 194),
     "at_goal": (44, 160, 44),
     "collided": (214, 39, 40),
     "deadlocked": (255, 127, 14),
@@ -131,7 +134,8 @@ COLORS = {
 }
 #: Legend labels of populations and statuses.
 LABELS = {"learned": "learned", "orca": "ORCA crowd", "non_reactive": "non-reactive",
-          "linear": "linear crowd",
+          "linear": "linear crowd", "social_force": "social-force crowd",
+          "replay": "replayed pedestrians",
           "at_goal": "at goal", "collided": "collided", "deadlocked": "stalled",
           "timed_out": "timed out"}
 _POP_NAMES = tuple(p.name.lower() for p in Population)
