@@ -288,7 +288,7 @@ class WorldBatch:
             sl.noise_mag[s] = rng.uniform(0.0, 1.0, n) * sl.noise[s]
 
     def _pre_step(self, among: np.ndarray | None = None) -> bool:
-        """Behaviours' ``pre_step`` hooks over their slots (``among``: (N,) bool, or all).
+        """Behaviours' ``pre_step`` hooks over their slots (``among``: (N,) bool, at reset).
 
         Returns:
             Whether any hook ran.
@@ -300,7 +300,7 @@ class WorldBatch:
             mine = sl.external_steer & (sl.population == b.code)
             slots = np.flatnonzero(mine if among is None else mine & among)
             if slots.size:
-                b.pre_step(self, slots)
+                b.pre_step(self, slots, among is not None)
                 ran = True
         return ran
 
@@ -450,7 +450,7 @@ class WorldBatch:
         return got
 
     def place(self, slots: np.ndarray, positions: np.ndarray, active: np.ndarray,
-              velocities: np.ndarray | None = None, goals: np.ndarray | None = None) -> None:
+              velocities: np.ndarray | None = None) -> None:
         """Put ``slots`` at ``positions`` and in or out of the simulation (``pre_step`` only).
 
         The slots are marked parked: their behaviour, not a goal, decides where they are and
@@ -461,15 +461,12 @@ class WorldBatch:
             positions: (k, 2) float64, m, world frame (ignored where not ``active``).
             active: (k,) bool, in the simulation from now.
             velocities: (k, 2) float64 m/s, or None to keep them.
-            goals: (k, 2) float64 m (where they will leave; drawn, not steered to), or None.
         """
         sl = self._slots
         sl.pos[slots] = positions
         sl.active[slots] = active
         if velocities is not None:
             sl.vel[slots] = velocities
-        if goals is not None:
-            sl.goals[slots] = goals
         sl.parked[slots] = True
 
     # -- read-only views (hooks, behaviours, the env's accessors) ------------------------

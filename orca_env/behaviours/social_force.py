@@ -4,15 +4,16 @@ Each step a social-force agent ``a`` feels (Helbing & Molnár 1995, "Social forc
 pedestrian dynamics", Phys. Rev. E 51; pysocialforce 1.1.2's ``GoalAttractiveForce``,
 ``PedRepulsiveForce`` and ``SpaceRepulsiveForce``, ``forces.py`` and ``potentials.py``)::
 
-    F_a = (v0_a e_a - v_a) / tau                                      goal attraction
+    F_a = (min(v0_a, d_a) e_a - v_a) / tau                            goal attraction
         + ped_factor * sum_b w(e_a, -f_ab) f_ab                       other agents
         + space_factor * sum_B u0 / r exp(-|r_aB| / r) r_aB / |r_aB|  obstacle segments
 
-with ``e_a`` the unit vector to the agent's target, ``v0_a`` its ``pref_speed`` (pysocialforce's
-initial speed), ``f_ab = -grad_r V(b)`` of the elliptical potential ``V(b) = v0 exp(-b / sigma)``,
-whose semi-minor axis ``2 b = sqrt((|r_ab| + |r_ab - s e_b|)^2 - s^2)`` uses ``r_ab = r_a - r_b``,
-``s = |v_b| dt`` (pysocialforce's step width, here the env's time step) and ``e_b`` b's direction
-to its own target; ``w = 1`` when ``-f_ab`` lies within ``fov_phi`` of ``e_a``, else
+with ``e_a`` the unit vector to the agent's target at distance ``d_a`` (m, read as m/s: see
+below), ``v0_a`` its ``pref_speed`` (pysocialforce's initial speed), ``f_ab = -grad_r V(b)``
+of the elliptical potential ``V(b) = v0 exp(-b / sigma)``, whose semi-minor axis
+``2 b = sqrt((|r_ab| + |r_ab - s e_b|)^2 - s^2)`` uses ``r_ab = r_a - r_b``, ``s = |v_b| dt``
+(pysocialforce's step width, here the env's time step) and ``e_b`` b's direction to its own
+target; ``w = 1`` when ``-f_ab`` lies within ``fov_phi`` of ``e_a``, else
 ``fov_factor``; ``r_aB`` is the vector from the closest point of segment ``B`` to the agent. Then
 (pysocialforce's ``PedState.step``, semi-implicit Euler)::
 
@@ -41,12 +42,16 @@ key                     default    pysocialforce
 
 Differences from pysocialforce, on purpose: the gradients are analytic (pysocialforce takes
 forward differences with a 1e-3 m step); a wall is the exact closest point of each segment
-(pysocialforce samples its lines every 0.1 m); agents farther than ``cutoff`` (centre to
+(pysocialforce samples its lines every 0.1 m); within ``v0_a`` metres of its target the
+desired speed is the distance per second (the built-in goal steering's rule; pysocialforce
+instead stops dead within 0.5 m of the goal, and leaves arrival to its user), so that an agent
+arrives within the scenario's goal tolerance instead of orbiting a goal it overshoots; agents
+farther than ``cutoff`` (centre to
 centre, or to a segment) are skipped, which bounds the work per agent in a dense crowd: beyond
 3 m a pedestrian's push is below about 2e-3 m/s² (``ped_factor * v0 / sigma * exp(-(3 - s/2) /
-sigma)``) and a wall's below 1e-5 m/s²; pysocialforce's stop within 0.5 m of the goal is left
-to the group's ``on_goal``. With those, one step agrees with pysocialforce's to about 1e-3 m/s
-(``tests/env/test_social_force.py`` measures it).
+sigma)``) and a wall's below 1e-5 m/s². With those, forces agree with pysocialforce's to
+about 2e-3 of their size and trajectories to millimetres over 7 s
+(``tests/env/test_social_force.py`` measures both).
 
 How ORCA treats them: a social-force agent avoids no agent in ORCA (``avoids_agents=False``,
 core avoid mask 0): its avoidance is the social force, and ORCA on top would make it a second,
@@ -167,9 +172,12 @@ def social_forces(slots, worlds, off, pos, vel, active, layer, sense, targets, p
             ex, ey = ex / d, ey / d
         else:
             ex, ey = 0.0, 0.0
-        # Goal attraction: relax towards the desired velocity in tau.
-        fx = (pref_speed[i] * ex - vel[i, 0]) / tau
-        fy = (pref_speed[i] * ey - vel[i, 1]) / tau
+        # Goal attraction: relax towards the desired velocity in tau. Within v0 * 1 s of the
+        # target the desired speed is the distance per second (the built-in goal steering's
+        # rule), so that agents arrive instead of orbiting a goal they overshoot.
+        v_des = min(pref_speed[i], d)
+        fx = (v_des * ex - vel[i, 0]) / tau
+        fy = (v_des * ey - vel[i, 1]) / tau
         step = dt[b]
         for j in range(off[b], off[b + 1]):
             if j == i or not active[j] or (sense[i] & layer[j]) == 0:

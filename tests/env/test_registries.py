@@ -15,7 +15,8 @@ def test_builtin_codes_are_the_registration_order():
     assert [(p.name, int(p)) for p in Population] == [
         ("LEARNED", 0), ("ORCA", 1), ("NON_REACTIVE", 2), ("LINEAR", 3), ("SOCIAL_FORCE", 4),
         ("REPLAY", 5)]
-    assert behaviour_names()[:4] == POPULATIONS == ("learned", "orca", "non_reactive", "linear")
+    assert behaviour_names()[:6] == POPULATIONS == ("learned", "orca", "non_reactive", "linear",
+                                                    "social_force", "replay")
     assert behaviour("linear").code == Population.LINEAR
     assert not behaviour("linear").avoids_agents and behaviour("non_reactive").responsibility == 0
     assert kinematics_names()[0] == "holonomic" and kinematics("holonomic").code == 0
