@@ -159,7 +159,7 @@ def frame_size(bounds: tuple[float, float, float, float], size: int,
 
 
 def fit_view(data: Mapping[str, Any], margin: float = 0.05) -> tuple[float, float, float, float]:
-    """World bounds ``(x0, y0, x1, y1)`` holding the boundary, obstacles, agents and goals.
+    """World bounds ``(x0, y0, x1, y1)`` holding the boundary, obstacles, active agents and goals.
 
     Open scenes (no boundary, no obstacles) also hold the square ``[-extent, extent]^2``, since
     nothing keeps their agents inside the first frame's bounding box.
@@ -174,9 +174,19 @@ def fit_view(data: Mapping[str, Any], margin: float = 0.05) -> tuple[float, floa
         pts.append(np.asarray(poly, dtype=np.float64).reshape(-1, 2))
     radii = np.asarray(data["radii"], dtype=np.float64)
     r = float(radii.max()) if radii.size else 0.0
+    # Agents not in the simulation (yet: replayed pedestrians before their track starts) wait
+    # wherever their scenario put them, which is no part of the scene; nor is a replayed
+    # pedestrian's goal (its scenario slot's, not where its track goes).
+    active, pops = data.get("active"), data.get("populations")
     for key in ("positions", "goals"):
         if data.get(key) is not None:
             p = np.asarray(data[key], dtype=np.float64).reshape(-1, 2)
+            keep = np.ones(len(p), dtype=bool)
+            if active is not None and len(active) == len(p):
+                keep &= np.asarray(active, dtype=bool)
+            if key == "goals" and pops is not None and len(pops) == len(p):
+                keep &= np.asarray(pops) != Population.REPLAY
+            p = p[keep]
             if p.size:
                 pts.append(p - r)
                 pts.append(p + r)
@@ -476,7 +486,8 @@ class Renderer:
             gpx = self._to_px(goals)
             for i in live:
                 col = COLORS[_POP_NAMES[pops[i]]]
-                if pops[i] == Population.LEARNED or few:
+                # A replayed pedestrian's goal is its scenario slot's, not where its track goes.
+                if pops[i] == Population.LEARNED or (few and pops[i] != Population.REPLAY):
                     _cross(pg, surf, col, gpx[i], max(3.0, 0.6 * rpx[i]))
         targets = data.get("targets")
         if targets is not None and goals is not None:

@@ -34,7 +34,7 @@ class ReplayCircle(Scenario):
     MAX_STEPS = 100
     OBS_DEFAULTS = dict(num_agents=5, num_obstacles=0, range=8.0)
     DEFAULT_GROUPS = [dict(population="learned", count=1, on_goal="stop"),
-                      dict(population="replay", count=20,
+                      dict(population="replay", count=20, max_speed=3.0,
                            replay={"file": "replay_sample.txt"})]
 
     def build_world(self, rng):

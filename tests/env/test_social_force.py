@@ -19,7 +19,6 @@ _WALL = ((-1.0, 1.0), (2.0, 1.2))  # one segment, (x0, y0), (x1, y1)
 ROBOT = (30.0, 30.0)
 
 
-@register_scenario
 class SocialForceScene(Scenario):
     """Fixed starts and goals for the differential tests (scene ``crossing`` or ``wall``).
 
@@ -42,6 +41,16 @@ class SocialForceScene(Scenario):
         starts = np.array([ROBOT] + [p[0] for p in peds], dtype=np.float64)
         goals = np.array([(ROBOT[0] + 1e3, ROBOT[1])] + [p[1] for p in peds], dtype=np.float64)
         return starts, goals
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _scene():
+    """The test scenario, registered for this module only (not seen by other modules' tests)."""
+    from orca_env.scenarios import SCENARIOS
+
+    register_scenario(SocialForceScene)
+    yield
+    SCENARIOS.pop(SocialForceScene.name)
 
 
 def _env(scene, dt, **sf):
