@@ -286,3 +286,23 @@ def test_mixed_scene_vector_bit_identical_to_single():
                 e.reset()
     v.close()
 
+
+
+def test_invisible_robot_cannot_push_the_humans():
+    """Whatever an invisible robot does, social-force humans walk as if it were not there."""
+    def humans_after(visible_to, action):
+        robot = {"name": "robot", "population": "learned", "count": 1}
+        if visible_to is not None:
+            robot["visible_to"] = visible_to
+        env = orca_env.parallel_env(
+            scenario="crowdnav_circle_v0", max_steps=100, on_collision="continue",
+            stall={"end_episode": False},
+            groups=[robot, {"name": "h", "population": "social_force", "count": 5,
+                            "on_goal": "stay"}])
+        env.reset(seed=4)
+        for _ in range(30):
+            env.step({"agent_0": np.asarray(action, dtype=np.float32)})
+        return env.sim.positions[1:].copy()
+
+    assert np.array_equal(humans_after([], (0.0, 0.0)), humans_after([], (0.0, 1.0)))
+    assert not np.array_equal(humans_after(None, (0.0, 0.0)), humans_after(None, (0.0, 1.0)))
