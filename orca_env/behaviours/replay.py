@@ -33,6 +33,7 @@ stall): the track decides when they leave.
 
 from __future__ import annotations
 
+import io
 import math
 import numbers
 import os
@@ -86,41 +87,28 @@ def read_tracks(path: str, fps: float = 2.5, frame_step: float | None = None
     Raises:
         ValueError: Naming the file, the line and the value.
     """
-    rows, lines = [], []
     with open(path, encoding="utf-8") as fh:
-        for ln, text in enumerate(fh, start=1):
-            s = text.strip()
-            if not s or s.startswith("#"):
-                continue
-            parts = s.replace(",", " ").split()
-            if len(parts) < 4:
-                raise ValueError(f"replay file {path!r} line {ln}: needs 4 columns (frame, "
-                                 f"pedestrian id, x, y), got {len(parts)}: {s!r}")
-            vals = []
-            for col, p in zip(("frame", "pedestrian id", "x", "y"), parts[:4], strict=True):
-                try:
-                    v = float(p)
-                except ValueError:
-                    v = math.nan
-                if not math.isfinite(v):
-                    raise ValueError(f"replay file {path!r} line {ln}: {col} must be a finite "
-                                     f"number, got {p!r}") from None
-                vals.append(v)
-            rows.append(vals)
-            lines.append(ln)
-    if not rows:
+        raw = fh.read().splitlines()
+    keep = [i for i, text in enumerate(raw) if text.strip() and not text.lstrip().startswith("#")]
+    if not keep:
         raise ValueError(f"replay file {path!r} holds no observation (frame, pedestrian id, x, "
                          f"y lines)")
-    data = np.asarray(rows, dtype=np.float64)
-    line_no = np.asarray(lines, dtype=np.int64)
+    line_no = np.asarray(keep, dtype=np.int64) + 1
+    try:  # numpy parses; a file it refuses is scanned line by line for the message
+        data = np.loadtxt(io.StringIO("\n".join(raw[i] for i in keep).replace(",", " ")),
+                          usecols=(0, 1, 2, 3), ndmin=2, comments=None, dtype=np.float64)
+    except ValueError:
+        data = None
+    if data is None or data.shape[0] != len(keep) or not np.isfinite(data).all():
+        _scan(path, raw, keep)
     frames = np.unique(data[:, 0])
     if frame_step is None:
         gaps = np.diff(frames)
         frame_step = float(gaps.min()) if gaps.size else 1.0
-    ids = np.unique(data[:, 1])
+    order = np.argsort(data[:, 1], kind="stable")  # by id, each track in file order
+    ids, first = np.unique(data[order, 1], return_index=True)
     tracks = []
-    for pid in ids:
-        sel = np.flatnonzero(data[:, 1] == pid)  # file order, as recorded
+    for pid, sel in zip(ids, np.split(order, first[1:]), strict=True):
         f = data[sel, 0]
         bad = np.flatnonzero(np.diff(f) <= 0)
         if bad.size:
@@ -140,6 +128,26 @@ def read_tracks(path: str, fps: float = 2.5, frame_step: float | None = None
                                  f"faster than a person walks ({MAX_WALK_SPEED} m/s)")
         tracks.append(np.column_stack([t, xy]))
     return ids, tracks
+
+
+def _scan(path: str, raw: list[str], keep: list[int]) -> None:
+    """Raise the ``ValueError`` of the first line that is no ``frame id x y`` of numbers."""
+    for i in keep:
+        text = raw[i].strip()
+        parts = text.replace(",", " ").split()
+        if len(parts) < 4:
+            raise ValueError(f"replay file {path!r} line {i + 1}: needs 4 columns (frame, "
+                             f"pedestrian id, x, y), got {len(parts)}: {text!r}")
+        for col, p in zip(("frame", "pedestrian id", "x", "y"), parts[:4], strict=True):
+            try:
+                v = float(p)
+            except ValueError:
+                v = math.nan
+            if not math.isfinite(v):
+                raise ValueError(f"replay file {path!r} line {i + 1}: {col} must be a finite "
+                                 f"number, got {p!r}")
+    raise ValueError(f"replay file {path!r}: numpy cannot read it as frame, pedestrian id, x, y "
+                     f"columns")
 
 
 def _options(g, where: str) -> tuple[str, float, float | None]:
