@@ -40,6 +40,9 @@ class AgentTable:
         pref_is_vpref: bool, randomized and its pref_speed is the drawn v_pref.
         padding: float64 ``orca_padding``, m.
         layers, avoid_masks: int64 core visibility bits (groups' ``avoids``/``visible_to``).
+        sense_masks: int64 the avoid masks as if every behaviour avoided agents: whom an agent
+            would avoid (a ``social_force`` agent feels exactly those, though ORCA makes it
+            avoid no one).
         orca: dict of the core's per-agent ORCA parameters (``ORCA_PARAMS``).
         noise: float64 magnitude of RVO2's preferred-velocity noise, m/s.
         responsibility: float64 share of avoidance.
@@ -64,6 +67,7 @@ class AgentTable:
     padding: np.ndarray
     layers: np.ndarray
     avoid_masks: np.ndarray
+    sense_masks: np.ndarray
     orca: dict
     noise: np.ndarray
     responsibility: np.ndarray
@@ -143,6 +147,7 @@ def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: fl
     orca = {k: np.array(params[k]) for k in ORCA_PARAMS}
     orca["max_neighbors"] = orca["max_neighbors"].astype(np.int64)
     layers, masks = _visibility(groups, names, group, population)
+    sense = _visibility(groups, names, group, population, sensing=True)[1]
     return AgentTable(
         population=population, kinematics=np.array(kin, dtype=np.int64),
         on_goal=np.array(goal_b, dtype=np.int64), group=group, group_names=names,
@@ -150,6 +155,7 @@ def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: fl
         base_pref_speed=np.array(params["pref_speed"], dtype=np.float64), randomized=rand,
         pref_is_vpref=rand & ~np.array(pref_given, dtype=bool),
         padding=np.array(padding, dtype=np.float64), layers=layers, avoid_masks=masks,
+        sense_masks=sense,
         orca=orca, noise=np.array(noise, dtype=np.float64),
         responsibility=np.array(resp, dtype=np.float64), safe=np.array(safe, dtype=bool),
         crowd=population != Population.LEARNED, external_steer=np.array(ext, dtype=bool),

@@ -118,10 +118,7 @@ def _params(wc) -> np.ndarray:
 
 def _sense_masks(wc) -> np.ndarray:
     """(n,) int64 whom each slot feels: the avoid masks as if it avoided agents in ORCA."""
-    from ..agents import _visibility  # noqa: PLC0415  (agents imports the behaviours)
-
-    t = wc.table
-    return _visibility(wc.groups, t.group_names, t.group, t.population, sensing=True)[1]
+    return wc.table.sense_masks
 
 
 @njit(cache=True, inline="always")
