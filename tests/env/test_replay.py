@@ -146,3 +146,28 @@ def test_shipped_replay_config_runs():
         env.step(env.heuristic_actions())
         counts.append(int(env._batch.active[1:].sum()))
     assert max(counts) >= 8 and len(set(counts)) > 1  # pedestrians come and go
+
+
+@pytest.mark.parametrize("clone", ["pickle", "deepcopy"])
+def test_pickle_and_deepcopy_mid_episode_with_the_new_humans(clone):
+    import copy
+    import pickle
+
+    env = orca_env.parallel_env(dict(scenario="crowdnav_circle_v0", max_steps=80, groups=[
+        {"name": "robot", "population": "learned", "count": 1},
+        {"population": "social_force", "count": 3, "on_goal": "stay"},
+        {"population": "replay", "count": 4, "max_speed": 3.0,
+         "replay": {"file": "replay_sample.txt"}}]))
+    env.reset(seed=2)
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        env.step({"agent_0": rng.uniform(-1, 1, 2).astype(np.float32)})
+    other = pickle.loads(pickle.dumps(env)) if clone == "pickle" else copy.deepcopy(env)
+    for _ in range(30):
+        if not env.agents:
+            break
+        act = {"agent_0": rng.uniform(-1, 1, 2).astype(np.float32)}
+        o1, *_ = env.step(act)
+        o2, *_ = other.step(act)
+        assert np.array_equal(o1["agent_0"], o2["agent_0"])
+        assert np.array_equal(env.sim.positions, other.sim.positions)
