@@ -53,6 +53,9 @@ class AgentTable:
         pref_is_vpref: bool, randomized and its pref_speed is the drawn v_pref.
         padding: float64 ``orca_padding``, m.
         layers, avoid_masks: int64 core visibility bits (groups' ``avoids``/``visible_to``).
+        sense_masks: int64 the avoid masks as if every behaviour avoided agents: whom an agent
+            would avoid (a ``social_force`` agent feels exactly those, though ORCA makes it
+            avoid no one).
         orca: dict of the core's per-agent ORCA parameters (``ORCA_PARAMS``).
         noise: float64 magnitude of RVO2's preferred-velocity noise, m/s.
         responsibility: float64 share of avoidance.
@@ -78,6 +81,7 @@ class AgentTable:
     padding: np.ndarray
     layers: np.ndarray
     avoid_masks: np.ndarray
+    sense_masks: np.ndarray
     orca: dict
     noise: np.ndarray
     responsibility: np.ndarray
@@ -154,6 +158,10 @@ def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: fl
         if not b.learned and not g.safety_layer:
             raise ValueError(f"config key '{where}.safety_layer' applies to learned groups "
                              f"only, got false for population {g.population!r}")
+        for key in ("social_force", "replay"):  # the two behaviours' own parameter keys
+            if getattr(g, key) is not None and g.population != key:
+                raise ValueError(f"config key '{where}.{key}' applies to population {key} only, "
+                                 f"got population {g.population!r}")
         if b.check is not None:
             b.check(g, where)
         if g.randomize_attributes:
@@ -195,6 +203,7 @@ def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: fl
     orca = {k: np.array(params[k]) for k in ORCA_PARAMS}
     orca["max_neighbors"] = orca["max_neighbors"].astype(np.int64)
     layers, masks = _visibility(groups, names, group, population)
+    sense = _visibility(groups, names, group, population, sensing=True)[1]
     return AgentTable(
         population=population, kinematics=np.array(kin, dtype=np.int64),
         kin_param=np.array(kin_rows, dtype=np.float64).reshape(len(kin_rows), KIN_PARAMS),
@@ -203,6 +212,7 @@ def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: fl
         base_pref_speed=np.array(params["pref_speed"], dtype=np.float64), randomized=rand,
         pref_is_vpref=rand & ~np.array(pref_given, dtype=bool),
         padding=np.array(padding, dtype=np.float64), layers=layers, avoid_masks=masks,
+        sense_masks=sense,
         orca=orca, noise=np.array(noise, dtype=np.float64),
         responsibility=np.array(resp, dtype=np.float64), safe=np.array(safe, dtype=bool),
         crowd=population != Population.LEARNED, external_steer=np.array(ext, dtype=bool),
@@ -213,18 +223,19 @@ def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: fl
 
 
 def _visibility(groups: list[GroupConfig], names: list[str], group: np.ndarray,
-                pop: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                pop: np.ndarray, sensing: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Per-slot core ``layer`` and ``avoid_mask`` from the groups' ``avoids`` / ``visible_to``.
 
     Without either key anywhere every slot has layer 1 and avoid mask -1 (RVO2, bit for bit),
     except slots whose behaviour avoids no agent (mask 0: ``linear``). Otherwise group ``g`` is
     layer bit ``g``, and a group's mask holds the bit of every group it avoids that can be seen
-    by it.
+    by it. ``sensing``: the masks as if every behaviour avoided agents (whom a ``social_force``
+    agent feels, though ORCA makes it avoid no one).
 
     Raises:
         ValueError: On a name that is no group's, or more than 63 groups with visibility.
     """
-    blind = [not behaviour(g.population).avoids_agents for g in groups]
+    blind = [not sensing and not behaviour(g.population).avoids_agents for g in groups]
     if all(g.avoids is None and g.visible_to is None for g in groups):
         masks = np.full(group.size, -1, dtype=np.int64)
         masks[np.array(blind, dtype=bool)[group]] = 0

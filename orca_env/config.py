@@ -244,7 +244,10 @@ class GroupConfig:
                          "everyone else avoids them fully) or linear (CrowdNav's 'linear' "
                          "humans: head straight for their goal at pref_speed and avoid no "
                          "agent at all, while the others avoid them assuming reciprocity; "
-                         "walls still bind them), or a behaviour registered with "
+                         "walls still bind them), social_force (Helbing and Molnar's social "
+                         "force model, pysocialforce's parameters), replay (recorded "
+                         "pedestrians from an ETH/UCY file, key replay), or a behaviour "
+                         "registered with "
                          "orca_env.behaviours.register_behaviour",
                          kind=str, choices=behaviour_names)
     count: int = _f(1, "number of agents in the group; must be >= 0", kind=int, minimum=0,
@@ -333,6 +336,17 @@ class GroupConfig:
                                     "group sets pref_speed (CrowdNav's ORCA humans ask for at "
                                     "most 1 m/s whatever their v_pref: pref_speed 1). Excludes "
                                     "radius and max_speed", kind=bool)
+    social_force: dict | None = _f(None, "social_force groups only: the model's parameters, "
+                                   "any of tau, v0, sigma, ped_factor, fov_phi, fov_factor, u0, "
+                                   "r, space_factor, max_speed_factor, cutoff (defaults: "
+                                   "pysocialforce's, see orca_env.behaviours.social_force)",
+                                   kind=dict, optional=True)
+    replay: dict | None = _f(None, "replay groups only: {file: ETH/UCY text file (frame, "
+                             "pedestrian id, x, y per line; a path, or a shipped sample's name "
+                             "such as replay_sample.txt), fps: annotated frames per second "
+                             "(default 2.5, ETH/UCY's 0.4 s), frame_step: frame-number "
+                             "increment between annotated frames (default: the file's smallest)}",
+                             kind=dict, optional=True)
 
 
 @dataclass

@@ -120,6 +120,9 @@ class WorldBatch:
         self._blocks = np.array_split(np.arange(B, dtype=np.int64), self._threads)
         self._all = np.arange(B, dtype=np.int64)
         self.debug_world: int | None = None  # record_step_start() on its sim each step
+        #: Behaviours' per-slot data (:meth:`per_slot`): per config, and concatenated per load.
+        self._config_data: dict = {}
+        self._slot_data: dict = {}
 
     # -- storage -------------------------------------------------------------------------
     def _alloc(self, sizes: np.ndarray) -> None:
@@ -229,6 +232,19 @@ class WorldBatch:
         self._spec = self._spec._replace(max_nbr=int(sl.max_neighbors.max(initial=0)))
         self._flags = (bool(self._settings.noisy.any()), bool(sl.external_steer.any()),
                        not bool(self._settings.straight.all()))
+        self._slot_data = {}
+        in_worlds = np.zeros(sl.pos.shape[0], dtype=bool)
+        for b in worlds:
+            in_worlds[self._world_slice(b)] = True
+        if self._pre_step(in_worlds):  # behaviours that place their agents (at t = 0)
+            for b in worlds:
+                s = self._world_slice(b)
+                sl.starts[s][sl.parked[s]] = sl.pos[s][sl.parked[s]]
+            self.update_targets(worlds)
+            for b in worlds:
+                s = self._world_slice(b)
+                sl.d0[s] = np.maximum(sl.path_len[s], 1e-9)
+                sl.d_prev[s] = sl.path_len[s]
 
     # -- guidance and goals (Python) -----------------------------------------------------
     def update_targets(self, worlds: Sequence[int]) -> None:
@@ -281,8 +297,26 @@ class WorldBatch:
             sl.noise_ang[s] = rng.uniform(0.0, 2.0 * np.pi, n)
             sl.noise_mag[s] = rng.uniform(0.0, 1.0, n) * sl.noise[s]
 
+    def _pre_step(self, among: np.ndarray | None = None) -> bool:
+        """Behaviours' ``pre_step`` hooks over their slots (``among``: (N,) bool, at reset).
+
+        Returns:
+            Whether any hook ran.
+        """
+        sl, ran = self._slots, False
+        for b in BEHAVIOURS.values():
+            if b.pre_step is None:
+                continue
+            mine = sl.external_steer & (sl.population == b.code)
+            slots = np.flatnonzero(mine if among is None else mine & among)
+            if slots.size:
+                b.pre_step(self, slots, among is not None)
+                ran = True
+        return ran
+
     def _steer_external(self) -> None:
         """Preferred velocities of slots whose behaviour steers in Python (all worlds at once)."""
+        self._pre_step()
         sl = self._slots
         for b in BEHAVIOURS.values():  # the registry itself: behaviours registered later too
             if b.steer is None:
@@ -399,6 +433,52 @@ class WorldBatch:
                 w = np.stack([self.episodes[b].config.extra_weights for b in worlds[qs]])
                 self.extra_terms[r] = raw * w + 0.0  # + 0.0 turns -0.0 into 0.0
 
+    # -- what behaviours may use (Behaviour.pre_step, Behaviour.steer) -------------------
+    def per_slot(self, key: str, build: Any) -> np.ndarray:
+        """A behaviour's per-slot data over every slot of every world, cached.
+
+        ``build(world_config)`` (an :class:`orca_env.episode.WorldConfig`: ``groups``,
+        ``table``, ``time_step``) returns a ``(n, ...)`` array for the config's ``n`` slots; it
+        runs once per config and ``key`` (a name the behaviour owns, e.g.
+        ``"social_force.params"``), and the worlds' arrays are concatenated once per
+        :meth:`load`, so a step reads a cached array (no loop over worlds).
+
+        Returns:
+            (N, ...) array indexed by batch slot; do not write.
+        """
+        got = self._slot_data.get(key)
+        if got is None:
+            parts = []
+            for ep in self.episodes:
+                if ep is None:
+                    continue
+                ck = (key, id(ep.config))
+                if ck not in self._config_data:  # holds the config, so its id stays unique
+                    self._config_data[ck] = (ep.config, np.asarray(build(ep.config)))
+                parts.append(self._config_data[ck][1])
+            got = self._slot_data[key] = np.concatenate(parts)
+        return got
+
+    def place(self, slots: np.ndarray, positions: np.ndarray, active: np.ndarray,
+              velocities: np.ndarray | None = None) -> None:
+        """Put ``slots`` at ``positions`` and in or out of the simulation (``pre_step`` only).
+
+        The slots are marked parked: their behaviour, not a goal, decides where they are and
+        when they leave, so goal arrival and the stall counter do not apply to them.
+
+        Args:
+            slots: (k,) int64 batch slots of the calling behaviour.
+            positions: (k, 2) float64, m, world frame (ignored where not ``active``).
+            active: (k,) bool, in the simulation from now.
+            velocities: (k, 2) float64 m/s, or None to keep them.
+        """
+        sl = self._slots
+        sl.pos[slots] = positions
+        sl.active[slots] = active
+        if velocities is not None:
+            sl.vel[slots] = velocities
+        sl.parked[slots] = True
+
     # -- read-only views (hooks, behaviours, the env's accessors) ------------------------
     @property
     def slots(self):
@@ -451,6 +531,16 @@ class WorldBatch:
         return _readonly(self._slots.population)
 
     @property
+    def layers(self) -> np.ndarray:
+        """(N,) int64 core visibility layer bits (``a`` avoids ``b``: avoid_mask[a] & layer[b])."""
+        return _readonly(self._slots.layer)
+
+    @property
+    def time_steps(self) -> np.ndarray:
+        """(B,) float64 time step of each world, s."""
+        return _readonly(self._settings.time_step)
+
+    @property
     def active(self) -> np.ndarray:
         """(N,) bool, in the simulation."""
         return _readonly(self._slots.active)
@@ -491,6 +581,7 @@ class WorldBatch:
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state["_pool"] = None
+        state["_config_data"], state["_slot_data"] = {}, {}  # keyed by ids of this process
         return state
 
     def __setstate__(self, state: dict) -> None:

@@ -10,7 +10,8 @@ extra, ``pip install "orca-env[video]"``; without them :class:`Renderer` and
 
 A frame is the scene below a band (the HUD) that holds the title, the step and time, the agent
 counts by status and a legend of the colours and marks, so the HUD never covers the scene.
-Agents are discs filled by population (learned blue, ORCA crowd grey, non-reactive purple) with a
+Agents are discs filled by population (learned blue, ORCA crowd grey, non-reactive purple, linear
+brown, social-force olive, replayed pedestrians pink) with a
 ring by status (at goal green, collided red, stalled orange, timed out dark grey); agents that
 finished (at goal, stalled or timed out) and left the simulation stay as faded discs where they
 stopped; collided ones that left are red crosses. Arrows: velocity (black) and preferred
@@ -123,6 +124,8 @@ COLORS = {
     "orca": (160, 160, 160),
     "non_reactive": (148, 103, 189),
     "linear": (140, 86, 75),
+    "social_force": (188, 189, 34),
+    "replay": (227, 119, 194),
     "at_goal": (44, 160, 44),
     "collided": (214, 39, 40),
     "deadlocked": (255, 127, 14),
@@ -142,7 +145,8 @@ COLORS = {
 }
 #: Legend labels of populations and statuses.
 LABELS = {"learned": "learned", "orca": "ORCA crowd", "non_reactive": "non-reactive",
-          "linear": "linear crowd",
+          "linear": "linear crowd", "social_force": "social-force crowd",
+          "replay": "replayed pedestrians",
           "at_goal": "at goal", "collided": "collided", "deadlocked": "stalled",
           "timed_out": "timed out"}
 _POP_NAMES = tuple(p.name.lower() for p in Population)
@@ -166,7 +170,7 @@ def frame_size(bounds: tuple[float, float, float, float], size: int,
 
 
 def fit_view(data: Mapping[str, Any], margin: float = 0.05) -> tuple[float, float, float, float]:
-    """World bounds ``(x0, y0, x1, y1)`` holding the boundary, obstacles, agents and goals.
+    """World bounds ``(x0, y0, x1, y1)`` holding the boundary, obstacles, active agents and goals.
 
     Open scenes (no boundary, no obstacles) also hold the square ``[-extent, extent]^2``, since
     nothing keeps their agents inside the first frame's bounding box.
@@ -181,9 +185,19 @@ def fit_view(data: Mapping[str, Any], margin: float = 0.05) -> tuple[float, floa
         pts.append(np.asarray(poly, dtype=np.float64).reshape(-1, 2))
     radii = np.asarray(data["radii"], dtype=np.float64)
     r = float(radii.max()) if radii.size else 0.0
+    # Agents not in the simulation (yet: replayed pedestrians before their track starts) wait
+    # wherever their scenario put them, which is no part of the scene; nor is a replayed
+    # pedestrian's goal (its scenario slot's, not where its track goes).
+    active, pops = data.get("active"), data.get("populations")
     for key in ("positions", "goals"):
         if data.get(key) is not None:
             p = np.asarray(data[key], dtype=np.float64).reshape(-1, 2)
+            keep = np.ones(len(p), dtype=bool)
+            if active is not None and len(active) == len(p):
+                keep &= np.asarray(active, dtype=bool)
+            if key == "goals" and pops is not None and len(pops) == len(p):
+                keep &= np.asarray(pops) != Population.REPLAY
+            p = p[keep]
             if p.size:
                 pts.append(p - r)
                 pts.append(p + r)
@@ -483,7 +497,8 @@ class Renderer:
             gpx = self._to_px(goals)
             for i in live:
                 col = COLORS[_POP_NAMES[pops[i]]]
-                if pops[i] == Population.LEARNED or few:
+                # A replayed pedestrian's goal is its scenario slot's, not where its track goes.
+                if pops[i] == Population.LEARNED or (few and pops[i] != Population.REPLAY):
                     _cross(pg, surf, col, gpx[i], max(3.0, 0.6 * rpx[i]))
         targets = data.get("targets")
         if targets is not None and goals is not None:

@@ -284,3 +284,10 @@ def test_a_registered_behaviour_steers_its_agents(ns):
     with pytest.raises(ValueError, match="already registered"):
         from orca_env.behaviours import Behaviour, register_behaviour
         register_behaviour(Behaviour(name="stroller", doc="again"))
+
+
+def test_a_behaviour_places_its_agents_with_pre_step(ns):
+    # Out of the simulation for 7 steps of 0.25 s; at t = 2 s (after step 8) at their goals.
+    assert ns["late_counts"] == [0] * 7 + [4] * 3
+    late = ns["late"]
+    assert np.allclose(late.sim.positions[4:], late.goals[4:])

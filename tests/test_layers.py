@@ -23,7 +23,8 @@ ENV_LAYER = {"orca_env", "orca_env.configs", "orca_env.codes", "orca_env.frames"
              "orca_env.env_state", "orca_env.registry", "orca_env.sensors",
              "orca_env.behaviours", "orca_env.behaviours.base", "orca_env.behaviours.learned",
              "orca_env.behaviours.orca", "orca_env.behaviours.non_reactive",
-             "orca_env.behaviours.linear", "orca_env.kinematics", "orca_env.kinematics.base",
+             "orca_env.behaviours.linear", "orca_env.behaviours.social_force",
+             "orca_env.behaviours.replay", "orca_env.kinematics", "orca_env.kinematics.base",
              "orca_env.kinematics.holonomic"}
 #: Third-party packages each layer may use (the standard library is always allowed).
 THIRD_PARTY = {1: {"numpy", "numba"}, 2: {"numpy"},

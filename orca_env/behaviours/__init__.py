@@ -13,6 +13,8 @@ from . import learned  # noqa: F401  (code 0)
 from . import orca  # noqa: F401  (code 1)
 from . import non_reactive  # noqa: F401  (code 2)
 from . import linear  # noqa: F401  (code 3)
+from . import social_force  # noqa: F401  (code 4)
+from . import replay  # noqa: F401  (code 5)
 from .base import REGISTRY, Behaviour, behaviour, behaviour_names, register_behaviour
 
 __all__ = ["Behaviour", "register_behaviour", "behaviour", "behaviour_names", "REGISTRY"]

@@ -16,6 +16,16 @@ ones are ``orca_env.codes.Population``). The step pipeline reads three things of
   the others avoid fully) and ``avoids_agents`` (False: it avoids no agent, core avoid mask 0).
 
 ``check(group, where)`` refuses group keys that make no sense for the behaviour.
+
+``pre_step(view, slots, reset)`` (optional) runs before ``steer`` at every step
+(``reset=False``: it prepares the step from the worlds' step count ``k`` to ``k + 1``) and once
+at reset (``reset=True``, after the worlds are loaded, before the first observation: it sets the
+state observed at step 0), with every slot of the behaviour in those worlds, active or not: the
+one place a behaviour may decide where its agents are and whether they are in the simulation
+(``replay``: entering and leaving with their recorded tracks), through
+:meth:`~orca_env.pipeline.WorldBatch.place`. Per-slot data a behaviour derives
+from the config (its parameters, a visibility mask) come from
+:meth:`~orca_env.pipeline.WorldBatch.per_slot`, built once per config and cached.
 """
 
 from __future__ import annotations
@@ -49,6 +59,9 @@ class Behaviour:
     crowd_noise: bool = False
     #: ``check(group, where)``: raise ``ValueError`` naming ``where`` on keys it refuses.
     check: Callable[[Any, str], None] | None = None
+    #: ``pre_step(view, slots, reset)``: before ``steer`` (and at reset), every slot of the
+    #: behaviour; may move them and set whether they are active (``WorldBatch.place``).
+    pre_step: Callable[[Any, Any, bool], None] | None = None
     #: Set by :func:`register_behaviour`: the integer code in per-slot arrays.
     code: int = -1
 

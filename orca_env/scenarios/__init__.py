@@ -20,11 +20,12 @@ from .crowdnav_square import CrowdNavSquare
 from .doorway import Doorway
 from .intersection import Intersection, IntersectionV1
 from .random_obstacles import RandomObstacles
+from .replay_circle import ReplayCircle
 
 SCENARIOS: dict[str, type[Scenario]] = {
     cls.name: cls
     for cls in (Circle, Blocks, CrowdNavCircle, CrowdNavSquare, Corridor, CorridorV1, Bottleneck,
-                Intersection, IntersectionV1, RandomObstacles, Doorway)
+                Intersection, IntersectionV1, RandomObstacles, Doorway, ReplayCircle)
 }
 
 __all__ = ["SCENARIOS", "Scenario", "SpawnError", "World", "make_scenario", "register_scenario",

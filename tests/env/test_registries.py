@@ -13,8 +13,10 @@ from orca_env.kinematics import Kinematics, kinematics, kinematics_names, regist
 def test_builtin_codes_are_the_registration_order():
     # Episode logs and the kernels carry these integers: they must never move.
     assert [(p.name, int(p)) for p in Population] == [
-        ("LEARNED", 0), ("ORCA", 1), ("NON_REACTIVE", 2), ("LINEAR", 3)]
-    assert behaviour_names()[:4] == POPULATIONS == ("learned", "orca", "non_reactive", "linear")
+        ("LEARNED", 0), ("ORCA", 1), ("NON_REACTIVE", 2), ("LINEAR", 3), ("SOCIAL_FORCE", 4),
+        ("REPLAY", 5)]
+    assert behaviour_names()[:6] == POPULATIONS == ("learned", "orca", "non_reactive", "linear",
+                                                    "social_force", "replay")
     assert behaviour("linear").code == Population.LINEAR
     assert not behaviour("linear").avoids_agents and behaviour("non_reactive").responsibility == 0
     assert kinematics_names()[:3] == ("holonomic", "unicycle", "differential_drive")
