@@ -851,7 +851,8 @@ def parse_section(cls: type, data: Any, path: str = "") -> Any:
     if cls is EnvConfig and data.get("mixture") is not None:
         if _MIXTURE_PARSER is None:
             raise RuntimeError("config key 'mixture' needs orca_env.mixture, which registers "
-                               "its parser when imported (import orca_env does)")
+                               "its parser when imported (orca_env.environment and "
+                               "orca_env.training.config import it)")
         common = {k: v for k, v in data.items() if k != "mixture"}
         parse_section(EnvConfig, common, path)  # the shared keys, named as top-level keys
         return cls(mixture=_MIXTURE_PARSER(data["mixture"], common, path + "mixture"))

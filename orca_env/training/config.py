@@ -42,6 +42,7 @@ import math
 import os
 from typing import Any
 
+from orca_env import mixture as _mixture  # noqa: F401  (registers the config's mixture parser)
 from orca_env.config import _deep_merge, load_config, load_yaml
 from orca_env.configs import resolve as resolve_shipped
 
