@@ -163,7 +163,8 @@ def test_a_quick_run_is_the_first_episodes_of_the_full_run():
     s = load_suite()
     quick = s.with_episodes(2)
     for full, short in zip(s.entries, quick.entries, strict=True):
-        assert quick.seeds(short) == s.seeds(full)[:2]
+        k = min(2, full.episodes)  # a deterministic entry runs one episode in the full suite
+        assert quick.seeds(short)[:k] == s.seeds(full)[:k]
 
 
 # -- reproducibility and agreement with evaluate ------------------------------------------------
