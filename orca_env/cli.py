@@ -195,7 +195,7 @@ def _personal_space(value: float) -> float:
 def _eval_run(args: argparse.Namespace) -> int:
     from .evaluation import eval_seeds, evaluate, format_table, report_hash  # noqa: PLC0415
     from .evaluation.overrides import config_overrides, parse_set_items  # noqa: PLC0415
-    from .evaluation.suite import prepare_out_dir  # noqa: PLC0415
+    from .evaluation.suite import check_no_links, prepare_out_dir  # noqa: PLC0415
     from .scenarios import SpawnError  # noqa: PLC0415
 
     # The --out folder this command creates, removed again if the command is rejected.
@@ -206,6 +206,9 @@ def _eval_run(args: argparse.Namespace) -> int:
         if args.out is not None:
             # Before any episode: a bad folder must not cost a whole evaluation.
             prepare_out_dir(args.out, arg="--out")
+            check_no_links(args.out, [sub for sub, k in (("logs", args.logs),
+                                                         ("videos", args.videos)) if k],
+                           arg="--out")
         report = evaluate(
             args.config, args.policy, model=args.model,
             seeds=eval_seeds(args.episodes, args.first_episode),
