@@ -25,6 +25,9 @@ Examples::
 ``eval`` prints the aggregate table on stdout and progress on stderr, and writes
 ``metrics.json`` (canonical, bit-reproducible), ``episodes.csv`` and the requested extras to
 ``--out`` (created and checked before the first episode; every file is written atomically).
+A file that cannot be written completely (a full disk; for a video also ffmpeg's exit status
+and a truncated file) is one line naming it and what was kept, exit status 1, and nothing
+renamed into place (:class:`orca_env.files.WriteError`).
 ``--set key=value`` overrides a config key (dotted for sections: ``--set observation.range=6``;
 integers for list items: ``--set groups.0.count=32``; values are parsed as YAML).
 ``--print-hash`` prints the SHA-256 of ``metrics.json``. ``bench`` runs each policy on each
@@ -71,6 +74,7 @@ from .argtypes import (
     pixels,
     positive_int,
 )
+from .files import WriteError
 
 __all__ = ["main", "build_parser", "Command", "COMMANDS", "CommandError"]
 
@@ -191,7 +195,7 @@ def _personal_space(value: float) -> float:
 def _eval_run(args: argparse.Namespace) -> int:
     from .evaluation import eval_seeds, evaluate, format_table, report_hash  # noqa: PLC0415
     from .evaluation.overrides import config_overrides, parse_set_items  # noqa: PLC0415
-    from .evaluation.suite import prepare_out_dir  # noqa: PLC0415
+    from .evaluation.suite import check_no_links, prepare_out_dir  # noqa: PLC0415
     from .scenarios import SpawnError  # noqa: PLC0415
 
     # The --out folder this command creates, removed again if the command is rejected.
@@ -202,6 +206,9 @@ def _eval_run(args: argparse.Namespace) -> int:
         if args.out is not None:
             # Before any episode: a bad folder must not cost a whole evaluation.
             prepare_out_dir(args.out, arg="--out")
+            check_no_links(args.out, [sub for sub, k in (("logs", args.logs),
+                                                         ("videos", args.videos)) if k],
+                           arg="--out")
         report = evaluate(
             args.config, args.policy, model=args.model,
             seeds=eval_seeds(args.episodes, args.first_episode),
@@ -214,6 +221,8 @@ def _eval_run(args: argparse.Namespace) -> int:
         raise CommandError(str(exc)) from exc
     except ImportError as exc:  # a missing extra: what to install
         _drop_empty(new_out)
+        raise CommandError(str(exc), code=1) from exc
+    except WriteError as exc:  # a full disk (a video, a log, metrics.json): one line, exit 1
         raise CommandError(str(exc), code=1) from exc
     if not args.quiet:
         print(format_table(report))
@@ -268,6 +277,8 @@ def _replay_run(args: argparse.Namespace) -> int:
         # pygame (and imageio for --video) are checked before the first frame.
         path = replay(log, video=args.video, fps=args.fps, size=args.size)
     except ImportError as exc:  # a missing extra: what to install
+        raise CommandError(str(exc), code=1) from exc
+    except WriteError as exc:  # an incomplete video (a full disk, ffmpeg failed): one line
         raise CommandError(str(exc), code=1) from exc
     if path:
         print(f"wrote {path}")

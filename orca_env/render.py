@@ -58,18 +58,25 @@ returns the lines of the *last* step, which pair with the velocities after that 
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import errno
 import math
 import os
 import shutil
+import signal
+import struct
+import subprocess
+import threading
 import warnings
 from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from .codes import STATUSES, Population, Status
-from .files import atomic_path
+from .files import NO_ROOM, WriteError, atomic_path, no_room_error, write_error
 
 __all__ = ["Renderer", "VideoWriter", "write_video", "COLORS", "LABELS", "fit_view",
            "status_counts", "frame_size", "require_pygame", "require_imageio", "VIDEO_EXTRA",
@@ -828,18 +835,162 @@ def _arrow(pg: Any, surf: Any, col: tuple, a: np.ndarray, b: np.ndarray, width: 
 
 
 
+class _Ffmpeg:
+    """An ffmpeg process encoding raw RGB frames from its stdin to an H.264 file.
+
+    The command line is the one ``imageio``'s FFMPEG writer builds for the same arguments
+    (``imageio_ffmpeg.write_frames``), so the videos are the same; unlike it, this keeps what
+    a complete write needs checked: the exit status and the error output (read by a thread
+    into a bounded buffer, so a chatty ffmpeg never blocks on a full pipe).
+
+    Args:
+        exe: The ffmpeg binary.
+        path: The file to write (its extension picks the container).
+        dest: The destination the file will be renamed to (named in errors).
+        width: Frame width, pixels.
+        height: Frame height, pixels.
+        fps: Frames per second.
+        quality: imageio's quality 0-10 (crf = int((1 - quality / 10) * 51)).
+    """
+
+    def __init__(self, exe: str, path: str, dest: str, width: int, height: int, fps: float,
+                 quality: float) -> None:
+
+        cmd = [exe, "-y", "-f", "rawvideo", "-vcodec", "rawvideo", "-s", f"{width}x{height}",
+               "-pix_fmt", "rgb24", "-r", str(Fraction(fps).limit_denominator()), "-i", "-",
+               "-an", "-vcodec", "libx264", "-pix_fmt", "yuv420p",
+               "-crf", str(int((1 - quality / 10.0) * 51))]
+        if width % 16 or height % 16:  # as imageio: pad to macro blocks of 16 (yuv420p)
+            cmd += ["-vf", f"scale={-(-width // 16) * 16}:{-(-height // 16) * 16}"]
+        cmd += ["-v", "warning", path]
+        self.dest = dest
+        self.size = (height, width)
+        self._lines: collections.deque[bytes] = collections.deque(maxlen=20)
+        self._proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE)
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._reader.start()
+
+    def _drain(self) -> None:
+        for line in self._proc.stderr:
+            self._lines.append(line)
+
+    def _failure(self, what: str) -> OSError:
+        """The error for a failed write (after the process ended): cause from its output."""
+        self._reader.join(timeout=5)
+        text = b"".join(self._lines).decode("utf-8", "replace")
+        last = next((ln.strip() for ln in reversed(text.splitlines()) if ln.strip()), "")
+        rc = self._proc.returncode
+
+        if "No space left on device" in text:
+            code = errno.ENOSPC
+        elif "Disk quota exceeded" in text:
+            code = errno.EDQUOT
+        elif "File too large" in text or rc == -getattr(signal, "SIGXFSZ", -1):
+            code = errno.EFBIG
+        else:
+            code = None
+        if code is not None:
+            reason = NO_ROOM[code]
+        elif rc is not None and rc < 0:
+            reason = f"ffmpeg was killed by signal {-rc} ({what})"
+        else:
+            reason = f"ffmpeg failed ({what}, exit status {rc})"
+        if last and code is None:
+            reason += f": {last[:200]}"
+        return write_error(self.dest, reason, code)
+
+    def write(self, frame: np.ndarray) -> None:
+        """Send one ``(H, W, 3)`` uint8 frame; a dead ffmpeg is an ``OSError`` naming the file."""
+        if frame.shape[:2] != self.size:
+            raise ValueError(f"all frames of a video must have one size: {self.size[::-1]} "
+                             f"pixels, got {frame.shape[1::-1]}")
+        try:
+            self._proc.stdin.write(np.ascontiguousarray(frame).tobytes())
+        except OSError:  # BrokenPipeError: ffmpeg stopped reading (it failed)
+            self.kill()
+            raise self._failure("while encoding") from None
+
+    def close(self) -> None:
+        """Let ffmpeg finish; an ``OSError`` naming the file if it did not exit with 0."""
+        try:
+            self._proc.stdin.close()
+        except OSError:
+            pass  # the exit status says what went wrong
+        try:
+            self._proc.wait()
+        except BaseException:
+            self.kill()
+            raise
+        if self._proc.returncode != 0:
+            raise self._failure("when finishing the file")
+        self._reader.join(timeout=5)
+
+    def kill(self) -> None:
+        """Stop ffmpeg now (nothing it wrote is kept)."""
+        with contextlib.suppress(OSError):
+            self._proc.stdin.close()
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.wait()
+
+
+def _check_complete(path: str, fmt: str) -> str | None:
+    """Why the file at ``path`` is not a complete ``fmt`` (``"mp4"``, ``"gif"``), or ``None``.
+
+    An mp4 is complete when its top-level boxes tile the file exactly and include ``ftyp``,
+    ``mdat`` and ``moov`` (the index ffmpeg writes last; a file cut short lacks it, "moov atom
+    not found"); a GIF when it starts with its signature and ends with its trailer byte.
+    """
+    size = os.path.getsize(path)
+    with open(path, "rb") as fh:
+        if fmt == "gif":
+            head = fh.read(6)
+            fh.seek(max(size - 1, 0))
+            ok = head in (b"GIF87a", b"GIF89a") and fh.read(1) == b"\x3b"
+            return None if ok else "the GIF is incomplete (no trailer)"
+        pos, seen = 0, set()
+        while pos < size:
+            fh.seek(pos)
+            head = fh.read(8)
+            if len(head) < 8:
+                return "the mp4 ends inside a box header"
+            n, kind = struct.unpack(">I4s", head)
+            if n == 1:
+                big = fh.read(8)
+                n = struct.unpack(">Q", big)[0] if len(big) == 8 else 0
+            elif n == 0:
+                n = size - pos
+            if n < 8 or pos + n > size:
+                name = kind.decode("latin-1")
+                return f"the mp4 is cut short (its {name!r} box runs past the end)"
+            seen.add(kind)
+            pos += n
+    missing = sorted(k.decode() for k in {b"ftyp", b"mdat", b"moov"} - seen)
+    return f"the mp4 has no {' or '.join(missing)} box" if missing else None
+
+
 class VideoWriter:
     """Streams ``(H, W, 3)`` uint8 frames to an mp4 (H.264 via imageio-ffmpeg) or a GIF.
 
-    The mp4 goes through ``imageio`` with the ffmpeg binary that the ``imageio-ffmpeg`` wheel
-    ships (no system ffmpeg, no hard-coded path; ``IMAGEIO_FFMPEG_EXE`` can still point
-    elsewhere). When that fails (package or binary missing, encoder error at open or at the
-    first frame), the frames go to a GIF next to the requested path instead (Pillow, through
-    imageio), with a warning. A path ending in ``.gif`` asks for the GIF directly.
+    The mp4 is encoded by the ffmpeg binary that the ``imageio-ffmpeg`` wheel ships (no system
+    ffmpeg, no hard-coded path; ``IMAGEIO_FFMPEG_EXE`` can still point elsewhere), with the
+    command line imageio would use, run by this class so that its exit status and error output
+    are known. When that fails at the start (package or binary missing, encoder error at open
+    or at the first frame), the frames go to a GIF next to the requested path instead (Pillow,
+    through imageio), with a warning. A path ending in ``.gif`` asks for the GIF directly.
 
     The frames go to a temporary file in the destination's folder, renamed to :attr:`path` by
-    :meth:`close` (:func:`orca_env.files.atomic_path`): a video is complete at its name or
-    absent. :meth:`abort` (or leaving a ``with`` block by an exception) removes it.
+    :meth:`close` (:func:`orca_env.files.atomic_path`) only once the whole write is known to
+    have succeeded: ffmpeg exited with status 0 (imageio-ffmpeg ignores the status, and ffmpeg
+    reports "Error closing file: No space left on device" only on its error output), no write
+    or close raised, and the file is structurally complete (an mp4's boxes tile the file and
+    include ``moov``; a GIF ends with its trailer). Otherwise the temporary file is removed,
+    whatever was at :attr:`path` before stays, and :meth:`close` (or :meth:`append`) raises
+    :class:`orca_env.files.WriteError`, an ``OSError`` of one line naming the file, the cause
+    ("no space left on device" for a full disk) and what was kept. A full disk never falls
+    back to a GIF (that would fail the same way). :meth:`abort` (or leaving a ``with`` block
+    by an exception) removes the temporary file.
 
     Args:
         path: Output file; ``.mp4`` is appended when there is no extension.
@@ -869,13 +1020,16 @@ class VideoWriter:
         self.quality = quality
         self.format = "gif" if path.lower().endswith(".gif") else "mp4"
         self._writer = None
+        self._ffmpeg: _Ffmpeg | None = None
         self._atomic = None
+        self._tmp: str | None = None
         self.frames_written = 0
 
     def _begin(self) -> str:
         """Start the temporary file for :attr:`path`; returns its name (same extension)."""
         self._atomic = atomic_path(self.path, suffix=os.path.splitext(self.path)[1])
-        return self._atomic.__enter__()
+        self._tmp = self._atomic.__enter__()
+        return self._tmp
 
     def _discard(self) -> None:
         """Remove the temporary file, if any."""
@@ -884,75 +1038,107 @@ class VideoWriter:
             with contextlib.suppress(_Discarded):
                 atomic.__exit__(_Discarded, _Discarded(), None)
 
+    def _fail(self, exc: BaseException) -> None:
+        """Stop, remove the temporary file, and raise ``exc`` as a one-line error for the file."""
+        self.abort()
+        no_room = no_room_error(self.path, exc)  # after abort: "kept" describes the destination
+        if no_room is not None:
+            raise no_room from exc
+        raise exc
+
     def _open(self, first: np.ndarray) -> None:
         """Open the writer and write the ``first`` frame (the mp4 attempt includes both)."""
         iio = require_imageio()
         os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
         if self.format == "mp4":
-            writer = None
             try:
                 import imageio_ffmpeg  # noqa: PLC0415
 
-                # imageio starts ffmpeg lazily (at the first frame), so a missing binary (e.g. a
-                # stale IMAGEIO_FFMPEG_EXE) must be found here, and the first frame goes through
-                # inside this try.
                 exe = imageio_ffmpeg.get_ffmpeg_exe()
                 if not (os.path.isfile(exe) or shutil.which(exe)):
                     raise FileNotFoundError(f"no ffmpeg binary at {exe!r}")
+                if first.ndim != 3 or first.shape[2] != 3:
+                    raise ValueError(f"frames must be (H, W, 3) RGB, got shape {first.shape}")
                 tmp = self._begin()
-                # macro_block_size 16 matches frame_size(), so ffmpeg never rescales frames.
-                writer = iio.get_writer(tmp, format="FFMPEG", mode="I", fps=self.fps,
-                                        codec="libx264", quality=self.quality,
-                                        pixelformat="yuv420p", macro_block_size=16)
-                writer.append_data(first)
-                self._writer = writer
+                self._ffmpeg = _Ffmpeg(exe, tmp, self.path, first.shape[1], first.shape[0],
+                                       self.fps, self.quality)
+                self._ffmpeg.write(first)
                 return
+            except WriteError as exc:
+                if exc.errno is not None:  # no room: a GIF would fail the same way
+                    self._fail(exc)
+                self._fall_back(exc)
             except Exception as exc:  # noqa: BLE001  (any ffmpeg failure: fall back to GIF)
-                if writer is not None:
-                    try:
-                        writer.close()
-                    except Exception:  # noqa: BLE001  (already failed; the GIF follows)
-                        pass
-                self._discard()  # a partial mp4 would look like a result
-                warnings.warn(f"mp4 writing failed ({exc!r}); writing a GIF instead",
-                              stacklevel=3)
-                self.path = os.path.splitext(self.path)[0] + ".gif"
-                self.format = "gif"
+                self._fall_back(exc)
         tmp = self._begin()
         try:
             self._writer = iio.get_writer(tmp, format="GIF", mode="I",
                                           duration=1000.0 / self.fps, loop=0)
             self._writer.append_data(first)
-        except BaseException:
-            self.abort()
-            raise
+        except BaseException as exc:
+            self._fail(exc)
+
+    def _fall_back(self, exc: BaseException) -> None:
+        """After a failed mp4 start: remove it and switch to a GIF, with a warning."""
+        self.abort()  # a partial mp4 would look like a result
+        warnings.warn(f"mp4 writing failed ({exc!r}); writing a GIF instead", stacklevel=4)
+        self.path = os.path.splitext(self.path)[0] + ".gif"
+        self.format = "gif"
 
     def append(self, frame: np.ndarray) -> None:
-        """Add one ``(H, W, 3)`` uint8 frame (all frames must have the same size)."""
+        """Add one ``(H, W, 3)`` uint8 frame (all frames must have the same size).
+
+        Raises:
+            orca_env.files.WriteError: When the file cannot be written (e.g. the disk is
+                full); the temporary file is already removed.
+        """
         frame = np.asarray(frame, dtype=np.uint8)
-        if self._writer is None:
+        if self._ffmpeg is None and self._writer is None:
             self._open(frame)
+        elif self._ffmpeg is not None:
+            try:
+                self._ffmpeg.write(frame)
+            except BaseException as exc:
+                self._fail(exc)
         else:
-            self._writer.append_data(frame)
+            try:
+                self._writer.append_data(frame)
+            except OSError as exc:
+                self._fail(exc)
         self.frames_written += 1
 
     def close(self) -> str:
-        """Finish the file and rename it to :attr:`path`; returns the path."""
-        if self._writer is not None:
-            try:
-                self._writer.close()
-            except BaseException:
-                self._writer = None
-                self._discard()
-                raise
-            self._writer = None
+        """Finish the file, check it is complete and rename it to :attr:`path`; returns the path.
+
+        Raises:
+            orca_env.files.WriteError: When the write did not succeed completely (ffmpeg's exit
+                status, a close error, a truncated file): nothing is renamed to :attr:`path`
+                and the temporary file is removed.
+        """
+        try:
+            if self._ffmpeg is not None:
+                ffmpeg, self._ffmpeg = self._ffmpeg, None
+                ffmpeg.close()
+            if self._writer is not None:
+                writer, self._writer = self._writer, None
+                writer.close()
+            if self._tmp is not None and self._atomic is not None:
+                problem = _check_complete(self._tmp, self.format)
+                if problem is not None:
+                    self._discard()
+                    raise write_error(self.path, problem)
+        except BaseException as exc:
+            self._fail(exc)
         if self._atomic is not None:
             atomic, self._atomic = self._atomic, None
-            atomic.__exit__(None, None, None)
+            atomic.__exit__(None, None, None)  # a full disk at fsync: WriteError, tmp removed
         return self.path
 
     def abort(self) -> None:
         """Stop writing and remove the unfinished file; nothing appears at :attr:`path`."""
+        if self._ffmpeg is not None:
+            ffmpeg, self._ffmpeg = self._ffmpeg, None
+            ffmpeg.kill()
         if self._writer is not None:
             with contextlib.suppress(Exception):
                 self._writer.close()
@@ -974,7 +1160,11 @@ class _Discarded(Exception):
 
 
 def write_video(frames: Any, path: str | os.PathLike, fps: float = 4) -> str:
-    """Write an iterable of ``(H, W, 3)`` uint8 frames; returns the path written (mp4 or GIF)."""
+    """Write an iterable of ``(H, W, 3)`` uint8 frames; returns the path written (mp4 or GIF).
+
+    Raises:
+        orca_env.files.WriteError: As :class:`VideoWriter` (nothing renamed into place).
+    """
     with VideoWriter(path, fps) as w:
         for f in frames:
             w.append(f)

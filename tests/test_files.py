@@ -41,3 +41,27 @@ def test_written_files_get_the_usual_permissions(tmp_path):
     mask = os.umask(0)
     os.umask(mask)
     assert (p.stat().st_mode & 0o777) == 0o666 & ~mask
+
+
+def test_no_room_is_one_write_error_naming_the_file_and_what_was_kept(tmp_path):
+    """A full disk (ENOSPC) or the file size limit (EFBIG) mid-write: issue 27, item 1."""
+    import errno
+
+    from orca_env.files import WriteError
+
+    p = tmp_path / "metrics.json"
+    atomic_write_text(p, "complete")
+    for code, words in ((errno.ENOSPC, "no space left on device"),
+                        (errno.EFBIG, "file too large (the file size limit)")):
+        with pytest.raises(WriteError) as info, atomic_path(p) as tmp:
+            with open(tmp, "w") as fh:
+                fh.write("trunc")
+            raise OSError(code, os.strerror(code))
+        assert str(info.value) == f"could not write {p}: {words}; the earlier file there is kept"
+        assert info.value.errno == code and isinstance(info.value, OSError)
+        assert p.read_text() == "complete" and os.listdir(tmp_path) == ["metrics.json"]
+    with pytest.raises(WriteError, match=r"new\.json: no space left on device; nothing was "
+                                         r"written there$"), atomic_path(tmp_path / "new.json"):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    with pytest.raises(PermissionError), atomic_path(p):  # other errors pass through as they are
+        raise PermissionError(errno.EACCES, "Permission denied")

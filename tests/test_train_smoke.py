@@ -287,6 +287,39 @@ def test_compare_survives_a_missing_video_backend_without_re_running(tmp_path, m
         compare(cfg, str(run_dir))
 
 
+def test_compare_raises_a_video_write_error_after_saving_the_numbers(tmp_path, monkeypatch,
+                                                                      capsys):
+    """A full disk for the comparison video: the table is saved, then train.py says so in one
+    line and exits 1, instead of printing the video as if it were there (issue 27 item 1)."""
+    import orca_env.evaluation.episode_log
+    import orca_env.training.cli as train_cli
+    from orca_env.files import WriteError
+
+    cfg_path = tiny_config(tmp_path, n_timesteps=128)
+    run_dir = tmp_path / "run"
+    main(["--config", str(cfg_path), "--run-dir", str(run_dir), "--no-eval", "--no-progress"])
+    cfg = load_train_config(str(run_dir / "config.yaml"))
+    error = WriteError(28, "could not write v.mp4: no space left on device; nothing was "
+                           "written there", "v.mp4")
+
+    def full(*a, **k):
+        raise error
+
+    monkeypatch.setattr(orca_env.evaluation.episode_log, "replay", full)
+    with pytest.raises(WriteError):
+        compare(cfg, str(run_dir))
+    assert (run_dir / "eval" / "comparison.txt").is_file()
+    assert "No video: could not write v.mp4: no space left" in capsys.readouterr().out
+
+    def run(*a, **k):
+        raise error
+
+    monkeypatch.setattr(train_cli, "run_experiment", run)
+    assert main(["--config", str(cfg_path), "--no-progress"]) == EXIT_FAILURE
+    assert capsys.readouterr().err == ("train.py: error: could not write v.mp4: no space left "
+                                       "on device; nothing was written there\n")
+
+
 def test_sac_resume_keeps_the_replay_buffer(tmp_path, capsys):
     cfg = tiny_config(tmp_path, algo="sac", n_timesteps=192, checkpoint_freq=128,
                       hyperparams={"learning_starts": 64, "batch_size": 32, "buffer_size": 2000,

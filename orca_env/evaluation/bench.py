@@ -71,7 +71,7 @@ from .. import __version__
 from ..config import apply_policy_settings, load_yaml
 from ..configs import resolve
 from ..environment import OrcaEnv
-from ..files import atomic_path, atomic_write_text
+from ..files import atomic_path, atomic_write_text, remove_stale_temps
 from ..scenarios import SpawnError
 from .metrics import (
     METRICS,
@@ -85,7 +85,14 @@ from .metrics import (
 from .overrides import config_overrides
 from .plots import require_matplotlib
 from .social import DISCOMFORT_DISTANCE, PERSONAL_SPACE, check_personal_space
-from .suite import EVAL_SEEDS, evaluate, policy_settings, prepare_out_dir, resolve_policy
+from .suite import (
+    EVAL_SEEDS,
+    check_no_links,
+    evaluate,
+    policy_settings,
+    prepare_out_dir,
+    resolve_policy,
+)
 
 __all__ = ["BENCH_FORMAT", "DEFAULT_SUITE", "HEADLINE", "SOCIAL_TABLE", "SuiteEntry", "Suite",
            "BenchPolicy", "load_suite", "run_bench", "write_bench", "format_markdown",
@@ -443,9 +450,11 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
         policies: :class:`BenchPolicy` objects or plain specs (with the safety layer).
         out_dir: Folder for ``entries/<entry>/<policy>/metrics.json`` and ``episodes.csv``
             (the evaluation's files); ``None`` writes nothing. :func:`write_bench` writes the
-            summary files. An earlier bench's summary files there are removed before the first
-            episode, and its run folders that this one does not list once the episodes are done
-            (see :func:`_drop_stale_runs`).
+            summary files. An earlier bench's summary files there (and the temporary files a
+            killed bench left) are removed before the first episode, and its run folders that
+            this one does not list once the episodes are done (see :func:`_drop_stale_runs`).
+            An ``entries/`` folder (or an entry's or run's folder) that is a symbolic link is
+            refused before any episode, never written through.
         progress: Report each entry and its episodes on stderr.
         personal_space: Radius of the personal space, m of clearance to a human (finite,
             >= 0), as for :func:`~orca_env.evaluation.evaluate`.
@@ -529,6 +538,13 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
 
     # -- the episodes -------------------------------------------------------------------------
     if out_dir is not None:
+        # No run is written through a link inside out_dir (entries/, an entry's or a run's
+        # folder): refused before any episode.
+        check_no_links(out_dir, [os.path.join("entries", e.name, _slug(lab))
+                                 for e, _, runs in prepared for _, lab, _, _ in runs])
+        # The temporary files a killed earlier bench left here (its own runs' folders are
+        # cleaned by evaluate).
+        remove_stale_temps(out_dir)
         # An earlier bench's summary would contradict the runs this one overwrites, should it
         # stop before write_bench: it goes now (its runs this bench does not list go at the end).
         for f in _SUMMARY_FILES:

@@ -68,7 +68,7 @@ from ..baselines import OrcaPolicy, RandomPolicy
 from ..codes import STATUSES, Population, Status
 from ..config import apply_policy_settings
 from ..environment import OrcaEnv
-from ..files import atomic_write_text
+from ..files import atomic_write_text, remove_stale_temps
 from ..policies import TRAINED_DIR
 from ..render import require_imageio, require_pygame
 from .episode_log import EpisodeRecorder, check_size, replay, snapshot
@@ -423,13 +423,43 @@ class _Progress:
 
 
 # -- checks before the work -------------------------------------------------------------------
+def check_no_links(out_dir: str | os.PathLike, subfolders: Sequence[str] = (),
+                   arg: str = "out_dir") -> None:
+    """Refuse a symbolic link on the way from ``out_dir`` to any of its ``subfolders``.
+
+    A command writes inside its output folder only: a ``logs`` or ``entries`` subfolder that
+    is a link would make it write through the link, outside the folder, so it is an error
+    (nothing is created or changed). ``out_dir`` itself may be a link (the user named it).
+
+    Args:
+        out_dir: The output folder.
+        subfolders: Paths relative to ``out_dir`` (``logs``, ``entries/circle/orca``); the
+            parts that exist are checked.
+        arg: The argument's name in messages (``--out`` on the command line).
+
+    Raises:
+        ValueError: Naming ``arg``, the folder and the link.
+    """
+    path = os.fspath(out_dir)
+    for sub in subfolders:
+        here = path
+        for part in os.path.normpath(sub).split(os.sep):
+            here = os.path.join(here, part)
+            if os.path.islink(here):
+                raise ValueError(f"{arg} {path!r}: {here!r} is a symbolic link (refused: "
+                                 f"nothing is written through a link inside the output folder)")
+            if not os.path.isdir(here):
+                break
+
+
 def prepare_out_dir(out_dir: str | os.PathLike, subfolders: Sequence[str] = (),
                     arg: str = "out_dir") -> str:
     """Create the output folder (and ``subfolders``) and check that files can be written there.
 
     Args:
         out_dir: The folder.
-        subfolders: Subfolders to create too (``logs``, ``videos``).
+        subfolders: Subfolders to create too (``logs``, ``videos``); none may be a symbolic
+            link (:func:`check_no_links`).
         arg: The argument's name in messages (``--out`` on the command line).
 
     Returns:
@@ -437,9 +467,10 @@ def prepare_out_dir(out_dir: str | os.PathLike, subfolders: Sequence[str] = (),
 
     Raises:
         ValueError: Naming ``arg`` and the path, if the folder cannot be created (a regular
-            file in the way, no permission) or is not writable.
+            file in the way, no permission), is not writable, or a subfolder is a link.
     """
     path = os.fspath(out_dir)
+    check_no_links(path, subfolders, arg)
     for folder in (path, *(os.path.join(path, sub) for sub in subfolders)):
         if os.path.exists(folder) and not os.path.isdir(folder):
             raise ValueError(f"{arg} {path!r}: {folder!r} exists and is not a folder")
@@ -455,6 +486,29 @@ def prepare_out_dir(out_dir: str | os.PathLike, subfolders: Sequence[str] = (),
         raise ValueError(f"{arg} {path!r}: the folder is not writable "
                          f"({exc.strerror or exc})") from None
     return path
+
+
+#: The summary files :func:`evaluate` writes in its output folder.
+SUMMARY_FILES = ("metrics.json", "episodes.csv", "trajectories.png")
+
+
+def clear_earlier_run(out_dir: str, summary: Sequence[str] = SUMMARY_FILES,
+                      subfolders: Sequence[str] = ("logs", "videos")) -> None:
+    """Before the first episode into a reused output folder: remove what would contradict it.
+
+    An earlier run's ``summary`` files would stand beside this run's logs, should it be
+    stopped before it writes its own; they go now (a link is removed, never its target). The
+    temporary files a killed earlier run left (:func:`orca_env.files.remove_stale_temps`, by
+    their name pattern) go from ``out_dir`` and its ``subfolders`` that are real folders (no
+    link is followed). Earlier logs and videos stay (this run overwrites those of its seeds).
+    """
+    for f in summary:
+        p = os.path.join(out_dir, f)
+        if os.path.islink(p) or os.path.isfile(p):
+            os.remove(p)
+    for folder in (out_dir, *(os.path.join(out_dir, sub) for sub in subfolders)):
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            remove_stale_temps(folder)
 
 
 def check_extras(*, videos: bool = False, plots: bool = False) -> None:
@@ -494,7 +548,12 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
         out_dir: Folder for ``metrics.json``, ``episodes.csv`` and, on request, ``videos/``,
             ``logs/`` and ``trajectories.png``; ``None`` writes nothing. It is created and
             checked before the first episode; every file is written atomically (a temporary
-            name, then a rename).
+            name, then a rename). A reused folder: once every check has passed, before the
+            first episode, the earlier run's ``metrics.json``, ``episodes.csv`` and
+            ``trajectories.png`` and the temporary files a killed run left are removed
+            (:func:`clear_earlier_run`), so an interrupted run never leaves an earlier summary
+            beside its own logs; a ``logs/`` or ``videos/`` subfolder that is a symbolic link
+            is refused (:func:`check_no_links`), never written through.
         videos: Write a video of each of the first ``videos`` episodes (needs ``out_dir``).
         trajectories: Plot the first ``trajectories`` episodes into ``trajectories.png``.
         logs: Write an episode log of each of the first ``logs`` episodes (-1: all).
@@ -578,6 +637,8 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
     name = resolved_name if name is None else str(name)
     n_logs = len(seeds) if logs < 0 else logs
     n_rec = max(videos, trajectories, n_logs)
+    if out_dir is not None:
+        clear_earlier_run(out_dir)  # every check passed: the episodes start now
     cfg = env.config.to_dict()
     prog = _Progress(len(seeds), bool(progress),
                      progress if isinstance(progress, str) else f"eval {name}")

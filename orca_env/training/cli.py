@@ -16,6 +16,7 @@ import sys
 
 from ..argtypes import positive_int
 from ..configs import names
+from ..files import WriteError
 from .config import DEFAULT_CONFIG, TrainConfigError, resolve_config_path
 from .experiment import NoCheckpointError, TrainingInterrupted, resume_command, run_experiment
 from .model_files import MissingExtraError
@@ -113,6 +114,9 @@ def main(argv: list[str] | None = None, prog: str = "train.py") -> int:
         return EXIT_FAILURE
     except NoCheckpointError as exc:
         print(exc, file=sys.stderr)
+        return EXIT_FAILURE
+    except WriteError as exc:  # a file not written completely (a full disk): its own line
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
     except OSError as exc:  # a read-only or full disk, a path that is a file: one line
         where = f": {exc.filename}" if exc.filename else ""

@@ -19,7 +19,7 @@ from orca_env.baselines import OrcaPolicy
 from orca_env.config import load_config
 from orca_env.environment import OrcaEnv
 from orca_env.evaluation import episode_log, format_ci
-from orca_env.files import atomic_write_text
+from orca_env.files import WriteError, atomic_write_text
 
 from .run_folder import COMPARISON_JSON, COMPARISON_TXT, EVAL_DIR
 from .sb3.loader import load as load_sb3
@@ -94,6 +94,12 @@ def compare(cfg: dict, run_dir: str, video: bool = True,
 
     Returns:
         ``{label: evaluation report}`` of the three policies.
+
+    Raises:
+        orca_env.files.WriteError: When the video could not be written completely (a full
+            disk, ffmpeg failed), after the three evaluations and the table are written: the
+            command exits with that one line, not as if the video were there. A missing video
+            backend costs the video only (a printed line).
     """
     out_dir = os.path.join(run_dir, EVAL_DIR)
     seeds = evaluation.eval_seeds(int(cfg["eval"]["n_episodes"]))
@@ -104,6 +110,7 @@ def compare(cfg: dict, run_dir: str, video: bool = True,
              without_safety_layer(cfg["env"]))]
     want_video = video and cfg["eval"].get("video", True)
     reports = {}
+    video_error = None
     for label, sub, pol, env_cfg in runs:
         t0 = time.perf_counter()
         # The video is drawn from the episode's log afterwards, so a missing video backend
@@ -113,7 +120,11 @@ def compare(cfg: dict, run_dir: str, video: bool = True,
                                              out_dir=os.path.join(out_dir, sub), logs=logs)
         print(f"  evaluated {label!r} on {len(seeds)} seeds in {time.perf_counter() - t0:.1f} s")
         if logs:
-            _video_from_log(os.path.join(out_dir, sub), seeds[0])
+            try:
+                _video_from_log(os.path.join(out_dir, sub), seeds[0])
+            except WriteError as exc:  # raised once the numbers are saved
+                print(f"No video: {exc}")
+                video_error = exc
     header = (f"Held-out evaluation seeds {seeds[0]}..{seeds[-1]} ({len(seeds)} episodes), "
               f"scenario {reports['pure ORCA']['config'].get('scenario', 'mixture')}; "
               f"mean and 95% CI "
@@ -129,6 +140,8 @@ def compare(cfg: dict, run_dir: str, video: bool = True,
     vids = glob.glob(os.path.join(out_dir, "trained_safety", "videos", "*"))
     if vids:
         print(f"Video: {vids[0]}")
+    if video_error is not None:
+        raise video_error
     return reports
 
 
@@ -137,10 +150,17 @@ def _video_from_log(eval_dir: str, seed: int) -> str | None:
 
     Only a missing or failing video backend (pygame, imageio, ffmpeg: import, OS and pygame
     errors) is caught: the numbers stand without the video. Returns the path, or ``None``.
+
+    Raises:
+        orca_env.files.WriteError: When the video file could not be written completely (not
+            a backend problem: the disk is full, or ffmpeg failed); nothing is renamed into
+            place.
     """
     try:
         return episode_log.replay(os.path.join(eval_dir, "logs", f"episode_{seed}.npz"),
                       video=os.path.join(eval_dir, "videos", f"episode_{seed}.mp4"))
+    except WriteError:
+        raise
     except (ImportError, OSError, RuntimeError) as exc:  # pygame.error is a RuntimeError
         print(f"No video ({type(exc).__name__}: {exc}); the evaluation stands without it")
         return None

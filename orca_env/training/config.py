@@ -12,7 +12,11 @@ A training config is YAML in rl-baselines3-zoo style; unknown keys are errors:
     normalize:      false, true, or VecNormalize kwargs merged into the defaults
                     {norm_obs: true, norm_reward: false} (unknown keys are errors)
     hyperparams:    passed verbatim to the SB3 algorithm
-    policy_kwargs:  plain map; activation_fn by name (tanh, relu, elu, leaky_relu, gelu, silu)
+    policy_kwargs:  (sb3) plain map of the policy network's keyword arguments, checked by
+                    check_model_config: net_arch (layer sizes 1 .. 4096, at most 16 layers;
+                    a list, or {pi, vf} for ppo and {pi, qf} for sac), activation_fn by name
+                    (tanh, relu, elu, leaky_relu, gelu, silu), log_std_init and a few flags;
+                    classes (optimizer_class, features_extractor_class) are refused
     torch_threads:  torch.set_num_threads
     bootstrap:      (sb3) which truncated agent episodes PPO/SAC bootstrap from the value of the
                     last observation: truncated (default: the time limit and a deadlock end),
@@ -32,7 +36,11 @@ A relative config path is looked up in the current folder first, then in the rep
 ``configs/train/circle_ppo.yaml`` is found from anywhere in a checkout.
 
 Every key is checked here, the backends' own keys included (:func:`check_bootstrap`,
-:func:`check_rllib_config`), without importing a training library.
+:func:`check_rllib_config`), without importing a training library. The keys that build a
+model's network (``algo``, ``policy_kwargs``) are checked by :func:`check_model_config`, which
+the model loader (:func:`orca_env.training.sb3.loader.load`) runs on a run folder's
+``config.yaml`` too: one set of rules for a config that trains and one that is loaded (a
+downloaded run folder is data; nothing in it reaches SB3 or torch unchecked).
 """
 
 from __future__ import annotations
@@ -50,7 +58,8 @@ __all__ = ["TrainConfigError", "DEFAULT_CONFIG", "REPO_ROOT", "DEFAULTS", "EVAL_
            "NORMALIZE_DEFAULTS", "NORMALIZE_KEYS", "ALGOS", "ACTIVATIONS", "BACKENDS",
            "BACKEND_KEYS", "STAGE_KEYS", "BOOTSTRAP_MODES", "resolve_config_path",
            "load_train_config", "config_backend", "check_bootstrap", "check_rllib_config",
-           "stage_schedule", "normalizes_observations", "policy_kwargs_from_config"]
+           "stage_schedule", "normalizes_observations", "policy_kwargs_from_config",
+           "check_model_config", "SB3_POLICY_KWARGS", "MAX_LAYER_WIDTH", "MAX_LAYERS"]
 
 #: The default training config (a dense symmetric circle crossing where pure ORCA jams).
 DEFAULT_CONFIG = os.path.join("configs", "train", "circle_ppo.yaml")
@@ -85,6 +94,21 @@ NORMALIZE_KEYS = ("norm_obs", "norm_reward", "clip_obs", "clip_reward", "gamma",
 #: The stable-baselines3 algorithms a config may name.
 ALGOS = ("ppo", "sac")
 ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu", "gelu", "silu")
+#: The SB3 policy keyword arguments a config may set, per algorithm: plain data only (a class
+#: such as ``optimizer_class`` cannot be named; ``use_sde`` is ``hyperparams.use_sde``).
+SB3_POLICY_KWARGS = {
+    "ppo": ("net_arch", "activation_fn", "log_std_init", "ortho_init", "full_std", "use_expln",
+            "squash_output", "share_features_extractor", "normalize_images"),
+    "sac": ("net_arch", "activation_fn", "log_std_init", "use_expln", "clip_mean", "n_critics",
+            "share_features_extractor", "normalize_images"),
+}
+#: The sub-networks a ``net_arch`` mapping may name, per algorithm.
+_NET_ARCH_KEYS = {"ppo": ("pi", "vf"), "sac": ("pi", "qf")}
+#: Bounds of ``policy_kwargs.net_arch``: the widest layer and the most layers of a sub-network.
+#: 16 layers of 4096 units are about 270 M weights (1 GB of float32), beyond any policy here;
+#: a larger request would only exhaust the memory.
+MAX_LAYER_WIDTH = 4096
+MAX_LAYERS = 16
 #: Keys of one entry of ``stages``.
 STAGE_KEYS = ("from", "learning_rate", "weights")
 #: Which truncated agent episodes SB3 bootstraps from (:mod:`orca_env.training.sb3.adapter`):
@@ -206,18 +230,10 @@ def _load_train_config(path: str | os.PathLike | None = None, **overrides: Any) 
         cfg[key] = count
     if isinstance(cfg["seed"], bool) or not isinstance(cfg["seed"], int):
         raise ValueError(f"training config key 'seed' must be an integer, got {cfg['seed']!r}")
-    if cfg["algo"] not in ALGOS:
-        raise ValueError(f"training config key 'algo' must be ppo or sac, got {cfg['algo']!r}")
-    for key in ("hyperparams", "policy_kwargs"):
-        if not isinstance(cfg[key], dict):
-            raise ValueError(f"training config key {key!r} must be a mapping")
+    check_model_config(cfg, backend)
     for key in _INT_HYPERPARAMS:  # 1.6e1 (a float to the loader) is the integer 16
         if (count := _count(cfg["hyperparams"].get(key))) is not None:
             cfg["hyperparams"][key] = count
-    act = cfg["policy_kwargs"].get("activation_fn")
-    if act is not None and act not in ACTIVATIONS:
-        raise ValueError(f"policy_kwargs.activation_fn must be one of {list(ACTIVATIONS)}, "
-                         f"got {act!r}")
     norm = cfg["normalize"]
     if not isinstance(norm, (bool, dict)):
         raise ValueError(f"training config key 'normalize' must be true, false or a mapping, "
@@ -246,6 +262,105 @@ def _load_train_config(path: str | os.PathLike | None = None, **overrides: Any) 
     if backend == "rllib":
         check_rllib_config(cfg)
     return cfg
+
+
+def check_model_config(cfg: dict, backend: str = "sb3", where: str | None = None) -> None:
+    """Check the keys of a training config that build the model: ``algo``, ``policy_kwargs``.
+
+    The one set of rules for both a config that trains (:func:`load_train_config`) and a run
+    folder's ``config.yaml`` that is loaded (:func:`orca_env.training.sb3.loader.load`), so a
+    downloaded run cannot hand SB3 or torch an unknown algorithm, a class or function name
+    (``activation_fn: torch.nn.Tanh``, ``optimizer_class: os.system``: nothing is imported or
+    called by name), or layer sizes that are negative or would allocate gigabytes
+    (``net_arch`` sizes 1 .. :data:`MAX_LAYER_WIDTH`, at most :data:`MAX_LAYERS` layers). All
+    checks are on the plain data, before torch is imported.
+
+    Args:
+        cfg: The config (a mapping); ``algo`` defaults to ``ppo``, ``policy_kwargs`` and
+            ``hyperparams`` to empty mappings.
+        backend: ``sb3`` checks ``policy_kwargs`` as SB3's (:data:`SB3_POLICY_KWARGS`);
+            ``rllib`` leaves them to RLlib's ``DefaultModelConfig``.
+        where: The file to name in messages (``None``: none, as training's messages).
+
+    Raises:
+        ValueError: One line naming the key (and ``where``) and the value.
+    """
+    pre = f"{where}: " if where else ""
+
+    def fail(msg: str) -> ValueError:
+        return ValueError(pre + msg)
+
+    algo = cfg.get("algo", DEFAULTS["algo"])
+    if not isinstance(algo, str) or algo not in ALGOS:
+        raise fail(f"training config key 'algo' must be ppo or sac, got {_short(algo)}")
+    for key in ("hyperparams", "policy_kwargs"):
+        if not isinstance(cfg.get(key, {}), dict):
+            raise fail(f"training config key {key!r} must be a mapping, got "
+                       f"{_short(cfg.get(key))}")
+    if backend != "sb3":
+        return
+    pk = cfg.get("policy_kwargs", {})
+    allowed = SB3_POLICY_KWARGS[algo]
+    for key, value in pk.items():
+        name = f"policy_kwargs.{key}"
+        if key not in allowed:
+            hint = (" (set hyperparams.use_sde)" if key == "use_sde" else
+                    " (classes cannot be named in a config)" if str(key).endswith("_class")
+                    else "")
+            raise fail(f"training config key {name!r} is not a {algo} policy argument a "
+                       f"config may set{hint}; valid: {list(allowed)}")
+        if key == "activation_fn":
+            if not isinstance(value, str) or value not in ACTIVATIONS:
+                raise fail(f"policy_kwargs.activation_fn must be one of {list(ACTIVATIONS)}, "
+                           f"got {_short(value)}")
+        elif key == "net_arch":
+            _check_net_arch(value, algo, fail)
+        elif key == "n_critics":
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 16:
+                raise fail(f"training config key {name!r} must be an integer in 1 .. 16, got "
+                           f"{_short(value)}")
+        elif key in ("log_std_init", "clip_mean"):
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and math.isfinite(value) and abs(value) <= 100 and (key != "clip_mean"
+                                                                    or value > 0)
+            if not ok:
+                raise fail(f"training config key {name!r} must be a finite number"
+                           f"{' > 0' if key == 'clip_mean' else ''} of at most 100 in size, "
+                           f"got {_short(value)}")
+        elif not isinstance(value, bool):
+            raise fail(f"training config key {name!r} must be true or false, got "
+                       f"{_short(value)}")
+
+
+def _check_net_arch(value: Any, algo: str, fail: Any) -> None:
+    """``policy_kwargs.net_arch``: a list of layer sizes, or a mapping of sub-networks to one."""
+    subs = _NET_ARCH_KEYS[algo]
+    form = f"a list of layer sizes or a mapping {{{', '.join(f'{k}: [...]' for k in subs)}}}"
+    if isinstance(value, dict):
+        unknown = sorted(str(k) for k in set(value) - set(subs))
+        if unknown:
+            raise fail(f"training config key 'policy_kwargs.net_arch' must be {form}; "
+                       f"{unknown[0]!r} is not a {algo} sub-network")
+        lists = {f"policy_kwargs.net_arch.{k}": v for k, v in value.items()}
+    elif isinstance(value, list):
+        lists = {"policy_kwargs.net_arch": value}
+    else:
+        raise fail(f"training config key 'policy_kwargs.net_arch' must be {form}, got "
+                   f"{_short(value)}")
+    for name, sizes in lists.items():
+        if not isinstance(sizes, list) or len(sizes) > MAX_LAYERS:
+            raise fail(f"training config key {name!r} must be a list of at most {MAX_LAYERS} "
+                       f"layer sizes, got {_short(sizes)}")
+        for n in sizes:
+            if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_LAYER_WIDTH:
+                raise fail(f"training config key {name!r}: layer sizes must be integers in "
+                           f"1 .. {MAX_LAYER_WIDTH}, got {_short(n)}")
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    """``repr(value)``, cut to ``limit`` characters (a message stays one short line)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def config_backend(path: str | os.PathLike | None) -> str:

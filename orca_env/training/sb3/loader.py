@@ -13,9 +13,11 @@ shape matches the env's and warns when the env's ``observation`` or ``groups`` d
 ones the model was trained with.
 
 Loading unpickles nothing from the files (a pickle runs code when loaded): the network is
-rebuilt from ``config.yaml`` and the env config's spaces, its weights come from the zip's
-``policy.pth`` through ``torch.load(weights_only=True)``, and the normaliser is an NPZ read
-without pickle (:mod:`orca_env.training.model_files`). A legacy ``vecnormalize.pkl`` is refused;
+rebuilt from ``config.yaml`` (its ``algo`` and ``policy_kwargs`` checked first by the rules
+training uses, :func:`orca_env.training.config.check_model_config`) and the env config's
+spaces, its weights come from the zip's ``policy.pth`` through
+``torch.load(weights_only=True)``, and the normaliser is an NPZ read without pickle
+(:mod:`orca_env.training.model_files`). A legacy ``vecnormalize.pkl`` is refused;
 :func:`convert_legacy_normalizer` converts one you trust.
 
 Example::
@@ -42,7 +44,7 @@ import numpy as np
 from orca_env.config import load_config, load_yaml, policy_settings, universal_observation
 
 from .. import model_files
-from ..config import normalizes_observations
+from ..config import check_model_config, normalizes_observations
 from ..run_folder import CHECKPOINT_DIR, resolve_model
 
 __all__ = ["SB3Policy", "load", "check_env", "normalizes_observations",
@@ -189,11 +191,14 @@ def load(path: str | os.PathLike, deterministic: bool = True, device: str = "cpu
         ImportError: If stable-baselines3 or torch is missing (the message names the extra).
         FileNotFoundError: If no model or no ``config.yaml`` is found, or the saved config says
             observations were normalised and the normaliser file is missing.
-        ValueError: If the config names an unknown algorithm, the model file is not a readable
-            model zip (or holds anything but plain tensors), the normaliser is a legacy pickle
-            (refused; the message says how to convert it) or not a normaliser NPZ, or the
-            model's observation shape differs from ``env``'s, or ``torch_threads`` is not a
-            positive integer or ``None``.
+        ValueError: If the config's ``algo`` or ``policy_kwargs`` break training's rules
+            (:func:`orca_env.training.config.check_model_config`: an unknown algorithm, a
+            class or function by name, layer sizes out of bounds; one line naming the file
+            and the key, checked before torch builds anything), the model file is not a
+            readable model zip (or holds anything but plain tensors), the normaliser is a
+            legacy pickle (refused; the message says how to convert it) or not a normaliser
+            NPZ, or the model's observation shape differs from ``env``'s, or
+            ``torch_threads`` is not a positive integer or ``None``.
     """
     model_files.require_train_extra(f"loading the trained model {os.fspath(path)!r}")
     model_path, cfg_path, norm_path = resolve_model(path)
@@ -205,9 +210,8 @@ def load(path: str | os.PathLike, deterministic: bool = True, device: str = "cpu
     config = load_yaml(cfg_path) or {}
     if not isinstance(config, dict):
         raise ValueError(f"{cfg_path}: a training config must be a mapping")
-    algo = str(config.get("algo", "ppo")).lower()
-    if algo not in ("ppo", "sac"):
-        raise ValueError(f"unknown algo {algo!r} in {cfg_path}; known: ['ppo', 'sac']")
+    # Training's own rules for the keys that build the network, before torch builds anything.
+    check_model_config(config, "sb3", where=cfg_path)
     if not os.path.isfile(norm_path):
         legacy = model_files.legacy_path(norm_path)
         if os.path.isfile(legacy):
