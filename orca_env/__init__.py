@@ -8,14 +8,16 @@
 * :mod:`orca_env.core`: the ORCA simulator (numpy + numba only).
 
 ``import orca_env`` is light: the env (gymnasium, pettingzoo) and the core (numba) load on the
-first use of one of the names above (PEP 562 ``__getattr__``). When gymnasium is already
-imported, ``import orca_env`` registers the Gymnasium ids (entry-point strings: no env, no
-numba); otherwise ``import orca_env.single`` does (see :mod:`orca_env.single`).
+first use of one of the names above (PEP 562 ``__getattr__``). The Gymnasium ids are registered
+in either import order (entry-point strings: no env, no numba): at once when gymnasium is
+already imported, otherwise as soon as gymnasium finishes importing (see
+:mod:`orca_env.single`).
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
 import sys
 from typing import Any
 
@@ -24,10 +26,56 @@ __version__ = "0.1.0"
 
 _FROM_ENVIRONMENT = ("OrcaEnv", "parallel_env", "env", "raw_env")
 
-# Gymnasium ids: registering costs nothing once gymnasium is loaded, and would import gymnasium
-# and numpy otherwise (the command line starts without them).
+
+
+class _RegisterWithGymnasium(importlib.abc.MetaPathFinder):
+    """Registers the Gymnasium ids right after ``gymnasium`` is imported, whenever that is.
+
+    Gymnasium 1.x has no plugin entry points (they were removed in 1.0), and importing it here
+    would make ``import orca_env`` heavy (gymnasium and numpy; the command line starts without
+    them). So this finder, first on ``sys.meta_path`` until gymnasium is imported, lets the
+    usual finders find ``gymnasium`` and wraps its loader's ``exec_module``: once the package has
+    run, :mod:`orca_env.single` registers (entry-point strings only). It finds nothing itself.
+    """
+
+    registers_orca_env = True
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "gymnasium":
+            return None
+        others = [finder for finder in sys.meta_path if finder is not self]
+        sys.meta_path[:] = others  # once: whatever happens next, the hook is gone
+        for finder in others:
+            find = getattr(finder, "find_spec", None)
+            spec = find(fullname, path, target) if find is not None else None
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        exec_module = getattr(loader, "exec_module", None)
+        if exec_module is None:
+            return spec
+
+        def exec_then_register(module):
+            try:
+                exec_module(module)
+            finally:
+                # An instance attribute: the loader (and its type) stay gymnasium's own.
+                vars(loader).pop("exec_module", None)
+            importlib.import_module(".single", __name__)
+
+        try:
+            loader.exec_module = exec_then_register
+        except AttributeError:  # a loader without instance attributes: import orca_env.single
+            pass
+        return spec
+
+
 if sys.modules.get("gymnasium") is not None:
     importlib.import_module(".single", __name__)
+elif not any(getattr(f, "registers_orca_env", False) for f in sys.meta_path):  # reload: one
+    sys.meta_path.insert(0, _RegisterWithGymnasium())
 
 
 def __getattr__(name: str) -> Any:

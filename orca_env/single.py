@@ -6,7 +6,7 @@ has exactly one learned agent (CrowdNav's robot); every other agent is crowd (``
 CleanRL, ...) then work unchanged::
 
     import gymnasium
-    import orca_env  # after gymnasium: registers the ids below
+    import orca_env  # registers the ids below, before or after import gymnasium
 
     env = gymnasium.make("orca_env/CrowdNavCircle-v0", render_mode="rgb_array")
     obs, info = env.reset(seed=0)
@@ -34,20 +34,18 @@ Registered ids (:data:`GYM_IDS`) and the shipped config each one makes:
 
 Registration
 ------------
-Gymnasium needs the ids registered before ``make``. Registering imports gymnasium (and numpy),
-which ``import orca_env`` does not do on its own (it stays light: the command line starts
-without numpy). So the ids are registered
+Gymnasium needs the ids registered before ``make``. ``import orca_env`` registers them in either
+import order, without importing gymnasium itself (it stays light: the command line starts
+without numpy):
 
-* by ``import orca_env`` when gymnasium is already imported (``import gymnasium`` first, as
-  sorted imports put it), or when ``gymnasium.make("orca_env:orca_env/CrowdNavCircle-v0")``
-  imports orca_env for the first time (Gymnasium's ``module:id`` syntax);
-* by ``import orca_env.single`` (this module), in any order: use it, or
-  ``gymnasium.make("orca_env.single:orca_env/CrowdNavCircle-v0")``, when ``orca_env`` may
-  have been imported before gymnasium (a process that used ``orca_env.core`` first, a test
-  session).
+* when gymnasium is already imported, at once (this module is imported);
+* otherwise as soon as ``import gymnasium`` finishes (a finder on ``sys.meta_path``, removed
+  once gymnasium is imported; Gymnasium 1.x has no plugin entry points that could do it).
 
-Registration uses entry-point strings: neither it nor importing this module imports the env or
-the ORCA core (numba); the first ``make`` does.
+``import orca_env.single`` and Gymnasium's ``module:id`` syntax
+(``gymnasium.make("orca_env:orca_env/CrowdNavCircle-v0")``) register too. Registration uses
+entry-point strings: neither it nor importing this module imports the env or the ORCA core
+(numba); the first ``make`` does.
 
 Episode end and time limit
 --------------------------
@@ -246,7 +244,7 @@ def register_envs() -> None:
     """Register :data:`GYM_IDS` and :data:`GENERIC_ID` with Gymnasium (idempotent).
 
     Called when this module is imported; ``import orca_env`` imports it when gymnasium is
-    already imported. Registers entry-point strings only (no env, no numba).
+    imported (before or after orca_env). Registers entry-point strings only (no env, no numba).
     """
     for env_id, config in GYM_IDS.items():
         if env_id not in registry:

@@ -37,27 +37,48 @@ HEAVY = ("heavy = {'numba', 'pettingzoo', 'orca_env.environment', 'orca_env.core
          "assert not heavy, heavy\n")
 
 
+MAKE_CIRCLE = ("env = gymnasium.make('orca_env/CrowdNavCircle-v0')\n"
+               "obs, info = env.reset(seed=0)\n"
+               "assert obs in env.observation_space and info['status'] == 'active'\n")
+
+
 def test_registration_is_light_and_works_in_both_import_orders():
+    # orca_env first (issue 25): import orca_env stays light, import gymnasium registers.
     code = (
         "import sys\n"
         "import orca_env\n"
         "assert not {'gymnasium', 'numpy', 'numba'} & set(sys.modules), 'heavy import'\n"
         "import gymnasium\n"
-        "assert 'orca_env/CrowdNavCircle-v0' not in gymnasium.registry\n"
-        "import orca_env.single\n"  # the order-independent way
-        "assert {'orca_env/CrowdNavCircle-v0', 'orca_env/SingleAgent-v0'} "
-        "<= set(gymnasium.registry)\n" + HEAVY)
+        "from orca_env.single import GYM_IDS, GENERIC_ID\n"
+        "assert set(GYM_IDS) | {GENERIC_ID} <= set(gymnasium.registry)\n" + HEAVY +
+        # The hook is gone and gymnasium's loader is its own again.
+        "assert not [f for f in sys.meta_path if hasattr(f, 'registers_orca_env')]\n"
+        "assert 'exec_module' not in vars(gymnasium.__loader__)\n" + MAKE_CIRCLE)
     run_python(code)
+    # gymnasium first: import orca_env registers at once.
     code = (
         "import sys\n"
         "import gymnasium\n"
-        "import orca_env\n"  # gymnasium first: import orca_env registers
+        "import orca_env\n"
         "from orca_env.single import GYM_IDS, GENERIC_ID\n"
         "assert set(GYM_IDS) | {GENERIC_ID} <= set(gymnasium.registry)\n" + HEAVY +
+        "assert not [f for f in sys.meta_path if hasattr(f, 'registers_orca_env')]\n"
         "spec = gymnasium.spec('orca_env/CrowdNavCircle-v0')\n"
         "assert spec.entry_point == 'orca_env.single:SingleAgentEnv'\n"
-        "assert spec.kwargs == {'config': 'crowdnav_circle'} and spec.max_episode_steps is None\n")
+        "assert spec.kwargs == {'config': 'crowdnav_circle'} and spec.max_episode_steps is None\n"
+        + MAKE_CIRCLE)
     run_python(code)
+
+
+def test_orca_env_first_then_a_gymnasium_submodule_registers():
+    # Importing a submodule first runs gymnasium's package, which is what registers.
+    run_python("import importlib, sys\n"
+               "import orca_env\n"
+               "importlib.reload(orca_env)\n"  # no second hook
+               "hooks = [f for f in sys.meta_path if hasattr(f, 'registers_orca_env')]\n"
+               "assert len(hooks) == 1, hooks\n"
+               "from gymnasium.envs.registration import registry\n"
+               "assert 'orca_env/CrowdNavSquare-v0' in registry\n")
 
 
 def test_module_syntax_of_gymnasium_make():
