@@ -24,7 +24,11 @@ Examples::
 
 ``eval`` prints the aggregate table on stdout and progress on stderr, and writes
 ``metrics.json`` (canonical, bit-reproducible), ``episodes.csv`` and the requested extras to
-``--out`` (created and checked before the first episode; every file is written atomically).
+``--out`` (created and checked before the first episode; every file is written atomically),
+then lists every file it wrote under the folder; without ``--out`` it writes nothing and says
+so. A policy has one label in the table, ``metrics.json``, video titles, logs and progress, as
+``bench`` labels it: the shipped policy's or run folder's name, or ``NAME`` of
+``--policy NAME=SPEC``.
 A file that cannot be written completely (a full disk; for a video also ffmpeg's exit status
 and a truncated file) is one line naming it and what was kept, exit status 1, and nothing
 renamed into place (:class:`orca_env.files.WriteError`).
@@ -135,9 +139,30 @@ def _train_run(args: argparse.Namespace) -> int:
 
 # -- eval ---------------------------------------------------------------------------------------
 def _eval_arguments(e: argparse.ArgumentParser) -> None:
+    e.description = (
+        "Run a policy on a scenario config over the frozen evaluation seeds (episode k: seed\n"
+        "10000 + k). Prints the table of aggregates (mean and 95% interval) on stdout and\n"
+        "progress on stderr. Writes files only with --out DIR (nothing is written without it):\n"
+        "  metrics.json      the report (canonical: the same run gives the same bytes)\n"
+        "  episodes.csv      one row of metrics per episode\n"
+        "  trajectories.png  with --trajectories K\n"
+        "  videos/           episode_<seed>.mp4 with --videos K\n"
+        "  logs/             episode_<seed>.npz with --logs K (orca-env replay plays them)\n"
+        "and then lists every file it wrote. The policy's label (table, metrics.json, video\n"
+        "titles) is orca, random, a shipped policy's name, a run folder's name, or NAME from\n"
+        "--policy NAME=SPEC.")
+    e.epilog = (
+        "examples:\n"
+        "  %(prog)s circle_dense\n"
+        "  %(prog)s bottleneck --policy generalist --episodes 50 --out runs/eval_bottleneck\n"
+        "  %(prog)s crowdnav_circle --policy runs/my_run --out runs/eval_my_run --videos 2 "
+        "--logs all\n"
+        "  %(prog)s doorway --policy mine=runs/my_run/model.zip --set max_steps=200\n"
+        "  %(prog)s configs/my_scene.yaml --policy mypkg.policies:greedy --quiet --print-hash")
+    e.formatter_class = argparse.RawDescriptionHelpFormatter
     e.add_argument("config", help="scenario config: a YAML path or a shipped config's name "
                    "(circle_dense, bottleneck, ...)")
-    e.add_argument("--policy", default="orca",
+    e.add_argument("--policy", default="orca", metavar="[NAME=]SPEC",
                    help="orca (default), random, a model file or run folder for the default "
                         "loader orca_env.policies:load_policy, a shipped policy by name "
                         "(circle_ppo, crowdnav_circle, crowdnav_unicycle, generalist, "
@@ -148,18 +173,21 @@ def _eval_arguments(e: argparse.ArgumentParser) -> None:
                         "a class is instantiated with no arguments and the instance is the "
                         "policy; with --model the callable is a loader, called as "
                         "loader(path, env) -> policy. A dotted path imports that module and "
-                        "calls that callable: it runs arbitrary code, pass only code you trust")
+                        "calls that callable: it runs arbitrary code, pass only code you "
+                        "trust. NAME= labels the policy (default: the shipped policy's or run "
+                        "folder's name, or SPEC)")
     e.add_argument("--model", default=None, help="saved model passed to the loader --policy")
-    e.add_argument("--episodes", type=non_negative_int, default=20,
-                   help="episodes; episode k uses evaluation seed 10000 + k (default 20)")
+    e.add_argument("--episodes", type=positive_int, default=20,
+                   help="episodes, >= 1; episode k uses evaluation seed 10000 + k (default 20)")
     e.add_argument("--first-episode", type=non_negative_int, default=0,
                    help="index of the first episode (default 0)")
     e.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a config key (repeatable; dotted for sections, integers for "
                         "list items: --set groups.0.count=32)")
-    e.add_argument("--out", default=None,
-                   help="output folder (metrics.json, episodes.csv, ...), created and checked "
-                        "before the first episode")
+    e.add_argument("--out", default=None, metavar="DIR",
+                   help="output folder (metrics.json, episodes.csv, and the videos, logs and "
+                        "plot asked for), created and checked before the first episode; "
+                        "default: none, nothing is written")
     e.add_argument("--videos", type=non_negative_int, default=0,
                    help="videos of the first K episodes")
     e.add_argument("--video-format", choices=("mp4", "gif"), default="mp4")
@@ -194,6 +222,7 @@ def _personal_space(value: float) -> float:
 
 def _eval_run(args: argparse.Namespace) -> int:
     from .evaluation import eval_seeds, evaluate, format_table, report_hash  # noqa: PLC0415
+    from .evaluation.bench import BenchPolicy  # noqa: PLC0415
     from .evaluation.overrides import config_overrides, parse_set_items  # noqa: PLC0415
     from .evaluation.suite import check_no_links, prepare_out_dir  # noqa: PLC0415
     from .scenarios import SpawnError  # noqa: PLC0415
@@ -209,8 +238,9 @@ def _eval_run(args: argparse.Namespace) -> int:
             check_no_links(args.out, [sub for sub, k in (("logs", args.logs),
                                                          ("videos", args.videos)) if k],
                            arg="--out")
+        policy = BenchPolicy.parse(args.policy)  # NAME=SPEC, as bench takes it
         report = evaluate(
-            args.config, args.policy, model=args.model,
+            args.config, policy.spec, model=args.model, name=policy.name,
             seeds=eval_seeds(args.episodes, args.first_episode),
             overrides=overrides, out_dir=args.out, videos=args.videos,
             trajectories=args.trajectories, logs=args.logs, debug_agent=args.debug_agent,
@@ -227,10 +257,30 @@ def _eval_run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(format_table(report))
         if args.out:
-            print(f"wrote {args.out}/metrics.json and episodes.csv")
+            print(_written(args.out, report["seeds"], args))
+        else:
+            print("nothing written (pass --out DIR to keep metrics.json, episodes.csv, "
+                  "videos and logs)")
     if args.print_hash:
         print(report_hash(report))
     return 0
+
+
+def _written(out: str, seeds: list[int], args: argparse.Namespace) -> str:
+    """The files eval wrote into ``out``, one a line under the folder (many logs as a range)."""
+    n_logs = len(seeds) if args.logs < 0 else min(args.logs, len(seeds))
+    files = ["metrics.json", "episodes.csv"]
+    if args.trajectories:
+        files.append("trajectories.png")
+    files += [f"videos/episode_{s}.{args.video_format}" for s in seeds[:args.videos]]
+    logs = [f"logs/episode_{s}.npz" for s in seeds[:n_logs]]
+    # Listed only if there: the list is what the folder holds, not what was asked for.
+    files = [f for f in files if os.path.isfile(os.path.join(out, f))]
+    logs = [f for f in logs if os.path.isfile(os.path.join(out, f))]
+    if len(logs) > 4:
+        logs = [f"{logs[0]} .. {logs[-1]} ({len(logs)} logs)"]
+    return "\n".join([f"wrote into {out}{'' if out.endswith(os.sep) else os.sep}:"]
+                     + [f"  {f}" for f in files + logs])
 
 
 # -- replay -------------------------------------------------------------------------------------

@@ -89,6 +89,7 @@ from .suite import (
     EVAL_SEEDS,
     check_no_links,
     evaluate,
+    model_label,
     policy_settings,
     prepare_out_dir,
     resolve_policy,
@@ -402,12 +403,7 @@ class BenchPolicy:
         spec = self.spec if self.name is None else self.name
         if self.name is None and spec not in ("orca", "random") \
                 and (os.path.isfile(spec) or os.path.isdir(spec)):
-            path = os.path.normpath(os.path.abspath(spec))
-            base, ext = os.path.splitext(os.path.basename(path))
-            name = base if os.path.isfile(path) and ext == ".zip" else os.path.basename(path)
-            if os.path.isfile(path) and base == "model":
-                name = os.path.basename(os.path.dirname(path))
-            spec = name
+            spec = model_label(spec)  # as eval labels it
         return spec if self.safety_layer else f"{spec} (no safety layer)"
 
 

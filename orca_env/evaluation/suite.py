@@ -164,6 +164,22 @@ def _model_path(spec: str) -> str | None:
     return os.path.join(TRAINED_DIR, spec) if spec in shipped_policies() else None
 
 
+def model_label(path: str | os.PathLike) -> str:
+    """The label of a model file or run folder in tables, reports and video titles.
+
+    A run folder by its name, a run's ``model.zip`` by its folder's, another ``.zip`` by its
+    file name without the extension; a shipped policy is its folder, so ``generalist``. No
+    host paths: the same run gives the same label wherever it lies.
+    """
+    path = os.path.normpath(os.path.abspath(os.fspath(path)))
+    base, ext = os.path.splitext(os.path.basename(path))
+    if not os.path.isfile(path):
+        return os.path.basename(path)
+    if base == "model":
+        return os.path.basename(os.path.dirname(path))
+    return base if ext == ".zip" else os.path.basename(path)
+
+
 def resolve_policy(spec: Any, model: str | os.PathLike | None = None,
                    env: Any = None) -> tuple[Policy, str]:
     """Turn a policy spec into ``(policy, name)``.
@@ -177,7 +193,10 @@ def resolve_policy(spec: Any, model: str | os.PathLike | None = None,
         env: The env, passed to a loader (for its spaces).
 
     Returns:
-        The policy and a name for the report (the spec, or the model's file name).
+        The policy and its label for the report: ``orca``, ``random`` and dotted paths as
+        given; a model file, run folder or shipped policy for the default loader (named or
+        not) by :func:`model_label` (``generalist``, the run folder's name); another loader
+        as ``loader(<model file name>)``; a callable by its ``name`` or ``__name__``.
     """
     # The built-in names first: a folder called "orca" or "random" in the cwd (train.py writes
     # runs/<x>/eval/orca/) must not shadow them.
@@ -203,7 +222,8 @@ def resolve_policy(spec: Any, model: str | os.PathLike | None = None,
         if not callable(obj):
             raise ValueError(f"loader {spec!r} is not callable")
         policy = obj(os.fspath(model), env)
-        name = f"{name}({os.path.basename(os.fspath(model))})"
+        name = (model_label(model) if spec == DEFAULT_LOADER
+                else f"{name}({os.path.basename(os.fspath(model))})")
     elif isinstance(obj, type):
         policy = obj()
     else:
@@ -587,7 +607,8 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
         time.
 
     Raises:
-        ValueError: On a bad argument (the message names it): a negative ``videos`` or
+        ValueError: On a bad argument (the message names it): ``episodes`` below 1 or empty
+            ``seeds``, a negative ``videos`` or
             ``trajectories``, ``logs`` below -1, a ``debug_agent`` that is not a slot, a seed
             outside the evaluation seeds, an unknown video format, a bad ``video_size``, a
             negative or non-finite ``personal_space``,
@@ -606,6 +627,18 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
         raise ValueError(f"video_format must be 'mp4' or 'gif', got {video_format!r}")
     if videos:
         check_size("video_size", video_size)
+    if seeds is None:
+        if isinstance(episodes, bool) or not isinstance(episodes, (int, np.integer)) \
+                or episodes < 1:
+            raise ValueError(f"episodes must be an integer >= 1, got {episodes!r}")
+        seeds = eval_seeds(int(episodes))
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise ValueError("seeds: empty, nothing to evaluate (give at least one seed)")
+    bad = [s for s in seeds if not is_eval_seed(s)]
+    if bad:
+        raise ValueError(f"seed {bad[0]} is not an evaluation seed (reserved range "
+                         f"{EVAL_SEEDS.start}..{EVAL_SEEDS.stop - 1})")
     # Everything that can fail for want of a folder or a package fails now, before any episode.
     if out_dir is None and (videos or trajectories or logs):
         asked = [f"--{arg} {value}" for arg, value in (("videos", videos),
@@ -621,13 +654,6 @@ def evaluate(config: Any, policy: Any = "orca", *, episodes: int = 20,
     # A model brings its action mode and (universal layout) observation settings to any config.
     kwargs = apply_policy_settings(kwargs, policy_settings(policy, model))
     env = OrcaEnv(config, **kwargs)
-    if seeds is None:
-        seeds = eval_seeds(int(episodes))
-    seeds = [int(s) for s in seeds]
-    bad = [s for s in seeds if not is_eval_seed(s)]
-    if bad:
-        raise ValueError(f"seed {bad[0]} is not an evaluation seed (reserved range "
-                         f"{EVAL_SEEDS.start}..{EVAL_SEEDS.stop - 1})")
     pol, resolved_name = resolve_policy(policy, model, env)
     if overlap_metrics is None:
         overlap_metrics = any(isinstance(c.collision_tolerance, dict)
