@@ -1,10 +1,13 @@
 """pygame rendering of an ``OrcaEnv`` frame (``human`` window or ``rgb_array`` frames).
 
 pygame (``pygame-ce``) is imported inside :class:`Renderer` only, so importing this module, or
-running an env with ``render_mode=None``, never starts pygame. Headless use needs
-``SDL_VIDEODRIVER=dummy`` only for the ``human`` mode; ``rgb_array`` draws on an off-screen
-surface and never opens a display. pygame-ce, imageio and imageio-ffmpeg come with the video
-extra, ``pip install "orca-env[video]"``; without them :class:`Renderer` and
+running an env with ``render_mode=None``, never starts pygame. ``rgb_array`` draws on an
+off-screen surface and never opens a display. The ``human`` mode on Linux without a display
+(neither ``DISPLAY`` nor ``WAYLAND_DISPLAY``) and without ``SDL_VIDEODRIVER`` draws off screen
+(SDL's ``offscreen`` driver, what SDL falls back to anyway, but without its
+``XDG_RUNTIME_DIR is invalid`` error line), so Gymnasium's ``check_env``, which makes the env
+in every render mode, runs quietly on a server. pygame-ce, imageio and imageio-ffmpeg come with
+the video extra, ``pip install "orca-env[video]"``; without them :class:`Renderer` and
 :class:`VideoWriter` raise an ``ImportError`` that says so (:func:`require_pygame`,
 :func:`require_imageio`).
 
@@ -67,6 +70,7 @@ import shutil
 import signal
 import struct
 import subprocess
+import sys
 import threading
 import warnings
 from collections.abc import Mapping
@@ -103,6 +107,12 @@ def require_pygame() -> Any:
                           f"{VIDEO_EXTRA} (the package is pygame-ce, not pygame; it installs "
                           f"the module pygame)") from exc
     return pygame
+
+
+def _no_display() -> bool:
+    """Linux with no display to open and no SDL video driver chosen (a server, a CI job)."""
+    return (sys.platform.startswith("linux") and not os.environ.get("SDL_VIDEODRIVER")
+            and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")))
 
 
 def require_imageio() -> Any:
@@ -280,6 +290,9 @@ class Renderer:
         self._font = pygame.font.Font(None, max(15, self.size // 32))
         self._small = pygame.font.Font(None, max(14, self.size // 40))
         if self.render_mode == "human":
+            if _no_display():
+                # SDL would try Wayland first, print an error line, then draw off screen.
+                os.environ["SDL_VIDEODRIVER"] = "offscreen"
             pygame.display.init()
             pygame.display.set_caption("orca-env")
             self._clock = pygame.time.Clock()

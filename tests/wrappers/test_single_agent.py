@@ -2,6 +2,7 @@
 checks, seeding, episode end, a PPO smoke run, errors."""
 
 import copy
+import os
 import pickle
 import subprocess
 import sys
@@ -111,6 +112,36 @@ def test_gymnasium_check_env(env_id):
     assert isinstance(env.observation_space, gymnasium.spaces.Box)
     assert env.action_space == gymnasium.spaces.Box(-1.0, 1.0, (2,), np.float32)
     env.close()
+
+
+#: A server: no display, no SDL driver chosen, no XDG_RUNTIME_DIR (issue 25 item 9).
+HEADLESS = {k: v for k, v in os.environ.items()
+            if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER", "XDG_RUNTIME_DIR")}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the Linux display fallback")
+def test_check_env_on_a_server_is_quiet():
+    pytest.importorskip("pygame")
+    code = ("import sys, warnings\n"
+            "warnings.simplefilter('ignore')\n"
+            "import gymnasium, orca_env\n"
+            "from gymnasium.utils.env_checker import check_env\n"
+            "check_env(gymnasium.make('orca_env/CrowdNavCircle-v0').unwrapped)\n"
+            "env = gymnasium.make('orca_env/CrowdNavCircle-v0', render_mode='human')\n"
+            "env.reset(seed=0)\n"  # human mode draws on reset: the display is up now
+            "import pygame\n"
+            "print(pygame.display.get_driver())\n"
+            "env.close()\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=HEADLESS, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stderr == ""  # SDL printed "error: XDG_RUNTIME_DIR is invalid or not set"
+    assert out.stdout.splitlines()[-1] == "offscreen"
+    # A driver the user chose is kept.
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**HEADLESS, "SDL_VIDEODRIVER": "dummy"}, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[-1] == "dummy"
 
 
 @pytest.mark.parametrize("env_id", IDS)
