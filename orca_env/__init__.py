@@ -35,7 +35,9 @@ class _RegisterWithGymnasium(importlib.abc.MetaPathFinder):
     would make ``import orca_env`` heavy (gymnasium and numpy; the command line starts without
     them). So this finder, first on ``sys.meta_path`` until gymnasium is imported, lets the
     usual finders find ``gymnasium`` and wraps its loader's ``exec_module``: once the package has
-    run, :mod:`orca_env.single` registers (entry-point strings only). It finds nothing itself.
+    run, :mod:`orca_env.single` registers (entry-point strings only) and the finder removes
+    itself. It finds nothing itself; a mere ``importlib.util.find_spec("gymnasium")`` (an
+    availability check) leaves it in place for the real import.
     """
 
     registers_orca_env = True
@@ -43,9 +45,7 @@ class _RegisterWithGymnasium(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
         if fullname != "gymnasium":
             return None
-        others = [finder for finder in sys.meta_path if finder is not self]
-        sys.meta_path[:] = others  # once: whatever happens next, the hook is gone
-        for finder in others:
+        for finder in [f for f in sys.meta_path if f is not self]:
             find = getattr(finder, "find_spec", None)
             spec = find(fullname, path, target) if find is not None else None
             if spec is not None:
@@ -54,8 +54,8 @@ class _RegisterWithGymnasium(importlib.abc.MetaPathFinder):
             return None
         loader = spec.loader
         exec_module = getattr(loader, "exec_module", None)
-        if exec_module is None:
-            return spec
+        if exec_module is None or not hasattr(loader, "__dict__"):
+            return None  # a loader we cannot wrap: import orca_env.single registers
 
         def exec_then_register(module):
             try:
@@ -63,12 +63,11 @@ class _RegisterWithGymnasium(importlib.abc.MetaPathFinder):
             finally:
                 # An instance attribute: the loader (and its type) stay gymnasium's own.
                 vars(loader).pop("exec_module", None)
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)
             importlib.import_module(".single", __name__)
 
-        try:
-            loader.exec_module = exec_then_register
-        except AttributeError:  # a loader without instance attributes: import orca_env.single
-            pass
+        loader.exec_module = exec_then_register
         return spec
 
 

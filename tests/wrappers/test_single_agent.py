@@ -71,6 +71,17 @@ def test_registration_is_light_and_works_in_both_import_orders():
     run_python(code)
 
 
+def test_an_availability_check_before_the_import_does_not_lose_the_registration():
+    # importlib.util.find_spec asks the finders without importing (libraries check extras so).
+    run_python("import importlib.util, sys\n"
+               "import orca_env\n"
+               "assert importlib.util.find_spec('gymnasium') is not None\n"
+               "assert 'gymnasium' not in sys.modules\n"
+               "import gymnasium\n"
+               "assert 'orca_env/CrowdNavCircle-v0' in gymnasium.registry\n"
+               "assert not [f for f in sys.meta_path if hasattr(f, 'registers_orca_env')]\n")
+
+
 def test_orca_env_first_then_a_gymnasium_submodule_registers():
     # Importing a submodule first runs gymnasium's package, which is what registers.
     run_python("import importlib, sys\n"
