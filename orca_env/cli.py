@@ -285,6 +285,15 @@ def _written(out: str, seeds: list[int], args: argparse.Namespace) -> str:
 
 # -- replay -------------------------------------------------------------------------------------
 def _replay_arguments(r: argparse.ArgumentParser) -> None:
+    r.description = (
+        "Draw an episode log (eval --logs writes them to <out>/logs/) in a window, or into a\n"
+        "video with --video; nothing is re-run.")
+    r.epilog = (
+        "examples:\n"
+        "  %(prog)s runs/eval_orca/logs/episode_10000.npz\n"
+        "  %(prog)s runs/eval_orca/logs/episode_10000.npz --video ep.mp4 --fps 8\n"
+        "  %(prog)s runs/eval_orca/logs/episode_10000.npz --video ep.gif --size 480")
+    r.formatter_class = argparse.RawDescriptionHelpFormatter
     r.add_argument("log", help="episode log (.npz)")
     r.add_argument("--video", default=None,
                    help="write an mp4 (or .gif) instead of opening a window (needed without a "

@@ -125,3 +125,13 @@ def test_evaluate_refuses_no_episodes_before_any_work(kwargs, match, tmp_path, n
     with pytest.raises(ValueError, match=match):
         evaluate(CROWDNAV, "orca", out_dir=str(out), **kwargs)
     assert not out.exists()  # refused before the folder is made
+
+
+@pytest.mark.parametrize("command", ["eval", "replay", "bench"])
+def test_every_subcommands_help_has_examples(command, capsys):
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--help"])
+    assert exc.value.code == 0
+    text = capsys.readouterr().out
+    examples = text[text.index("examples:\n"):].splitlines()[1:]
+    assert len(examples) >= 3 and all(e.startswith(f"  orca-env {command}") for e in examples)
