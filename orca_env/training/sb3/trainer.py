@@ -352,7 +352,7 @@ def _build(cfg: dict, run_dir: str, resume: tuple[str, ...] | None):
     )
 
     model_files.check_hyperparams(cfg["algo"], cfg["hyperparams"])
-    torch.set_num_threads(cfg["torch_threads"])
+    model_files.set_torch_threads(cfg["torch_threads"])  # resolved by load_train_config
     algo_cls = {"ppo": PPO, "sac": SAC}[cfg["algo"]]
     resumed = None
     if resume is not None:
