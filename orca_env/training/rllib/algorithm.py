@@ -21,7 +21,8 @@ RLLIB_EXTRA = "pip install 'orca-env[rllib]'"
 
 
 def require_ray(what: str) -> None:
-    """Import ray, RLlib and torch, or raise a one-line :class:`MissingExtraError`.
+    """Import ray, RLlib and torch (and quiet Ray's harmless notices), or raise a one-line
+    :class:`MissingExtraError`.
 
     Args:
         what: What needs them, for the message (``"training with backend rllib"``).
@@ -33,6 +34,9 @@ def require_ray(what: str) -> None:
     except ImportError as exc:
         raise MissingExtraError(f"{what} needs ray[rllib] and torch ({exc}); install the rllib "
                                 f"extra: {RLLIB_EXTRA}") from exc
+    from .quiet import quiet_ray  # noqa: PLC0415
+
+    quiet_ray()  # Ray's harmless notices off stderr; its warnings and errors stay
 
 
 def algorithm_config(cfg: dict) -> Any:
