@@ -8,7 +8,8 @@ times so that each sees the same machine load:
   (128 entries), ``MaskedVecNormalize``, PPO with ``n_steps=64`` (its default network, 2x64
   tanh), trained for ``--rollouts`` rollouts with their updates (64 x 128 entry-steps each).
 * ``eval``: the shipped ``circle_ppo`` policy acting in ``circle_dense`` (16 agents, its
-  training env config) for ``--episodes`` episodes (``orca_env.policies.sb3.load(..., torch_threads=T)``).
+  training env config) for ``--episodes`` episodes
+  (``orca_env.policies.sb3.load(..., torch_threads=None)`` after the process set T).
 
 Thread settings: ``1``, ``2`` and ``default`` (torch left alone: ``torch.get_num_threads()``,
 the physical cores unless ``OMP_NUM_THREADS`` is set). Each process compiles nothing new (the

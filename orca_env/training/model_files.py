@@ -41,7 +41,8 @@ from .config import THREADS_ENV, default_torch_threads, policy_kwargs_from_confi
 
 __all__ = ["NORMALIZER_FORMAT", "REPLAY_BUFFER_FORMAT", "LegacyPickleError", "MissingExtraError",
            "ModelFile", "THREADS_ENV", "default_torch_threads", "resolve_torch_threads",
-           "set_torch_threads", "set_inference_threads", "require_train_extra", "read_model_zip", "normalizer_stats",
+           "set_torch_threads", "set_inference_threads", "require_train_extra", "read_model_zip",
+           "normalizer_stats",
            "write_normalizer_stats", "save_normalizer", "load_normalizer", "apply_normalizer",
            "save_replay_buffer", "load_replay_buffer", "env_spaces", "build_policy",
            "load_policy_weights", "check_hyperparams", "restore_parameters", "save_model",

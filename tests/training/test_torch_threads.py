@@ -7,6 +7,7 @@ torch = pytest.importorskip("torch")
 
 from orca_env.policies import SHIPPED_MODEL  # noqa: E402
 from orca_env.policies.sb3 import load  # noqa: E402
+
 from orca_env.training.config import (  # noqa: E402
     THREADS_ENV,
     TrainConfigError,

@@ -21,8 +21,9 @@ RLLIB_EXTRA = "pip install 'orca-env[rllib]'"
 
 
 def require_ray(what: str) -> None:
-    """Import ray, RLlib and torch (and quiet Ray's harmless notices), or raise a one-line
-    :class:`MissingExtraError`.
+    """Import ray, RLlib and torch, or raise a one-line :class:`MissingExtraError`.
+
+    Also quiets Ray's harmless notices (:func:`orca_env.training.rllib.quiet.quiet_ray`).
 
     Args:
         what: What needs them, for the message (``"training with backend rllib"``).

@@ -112,7 +112,8 @@ def load(path: str | os.PathLike, deterministic: bool = True, env: Any = None,
             differing ``observation``/``groups`` configs warn (as for SB3 models).
         seed: Seed of the action sampling (``deterministic=False`` only).
         torch_threads: torch's intra-op threads for this process, set on load (default
-            ``"auto"``: ``$ORCA_ENV_TORCH_THREADS`` or 1; ``None`` leaves them), as :func:`orca_env.training.sb3.loader.load`.
+            ``"auto"``: ``$ORCA_ENV_TORCH_THREADS`` or 1; ``None`` leaves them), as
+            :func:`orca_env.training.sb3.loader.load`.
 
     Raises:
         ImportError: If ray[rllib] or torch is missing (the message names the extra).

@@ -341,7 +341,6 @@ def _build(cfg: dict, run_dir: str, resume: tuple[str, ...] | None):
     Returns:
         ``(model, venv, base)``.
     """
-    import torch  # noqa: PLC0415
     from stable_baselines3 import PPO, SAC  # noqa: PLC0415
     from stable_baselines3.common.vec_env import VecNormalize  # noqa: PLC0415
 
