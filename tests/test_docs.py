@@ -291,3 +291,31 @@ def test_a_behaviour_places_its_agents_with_pre_step(ns):
     assert ns["late_counts"] == [0] * 7 + [4] * 3
     late = ns["late"]
     assert np.allclose(late.sim.positions[4:], late.goals[4:])
+
+
+# -- docs/training.md: the SB3 snippet (skipped above: 100,000 steps) runs with one rollout --
+
+def test_training_sb3_snippet_runs_with_progress_on_one_thread(tmp_path, capsys):
+    pytest.importorskip("stable_baselines3")
+    import torch
+
+    with open(os.path.join(DOCS, "training.md"), encoding="utf-8") as fh:
+        blocks = [code for lang, code, skipped, _ in code_blocks(fh.read())
+                  if lang == "python" and skipped and "model.learn(" in code]
+    assert len(blocks) == 1, "docs/training.md has no (or several) SB3 snippets"
+    code = blocks[0]
+    assert code.count("model.learn(100_000, progress_bar=True)") == 1
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)  # what torch picks on 2 cores; the snippet must end up on 1
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        ns = {"__name__": "docs_training_sb3"}
+        exec(code.replace("model.learn(100_000", "model.learn(8192"), ns)  # noqa: S102
+        assert torch.get_num_threads() == 1
+    finally:
+        os.chdir(cwd)
+        torch.set_num_threads(before)
+    assert ns["model"].num_timesteps == 64 * ns["base"].num_envs  # one rollout
+    # SB3's progress bar (rich), counting entry-steps of the one rollout
+    assert "8,192/8,192" in capsys.readouterr().out

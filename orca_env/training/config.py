@@ -17,7 +17,8 @@ A training config is YAML in rl-baselines3-zoo style; unknown keys are errors:
                     a list, or {pi, vf} for ppo and {pi, qf} for sac), activation_fn by name
                     (tanh, relu, elu, leaky_relu, gelu, silu), log_std_init and a few flags;
                     classes (optimizer_class, features_extractor_class) are refused
-    torch_threads:  torch.set_num_threads
+    torch_threads:  torch.set_num_threads (default: $ORCA_ENV_TORCH_THREADS if set, else 1;
+                    see default_torch_threads)
     bootstrap:      (sb3) which truncated agent episodes PPO/SAC bootstrap from the value of the
                     last observation: truncated (default: the time limit and a deadlock end),
                     time_limit (a deadlock end is terminal), never (use with observation.time:
@@ -59,7 +60,8 @@ __all__ = ["TrainConfigError", "DEFAULT_CONFIG", "REPO_ROOT", "DEFAULTS", "EVAL_
            "BACKEND_KEYS", "STAGE_KEYS", "BOOTSTRAP_MODES", "resolve_config_path",
            "load_train_config", "config_backend", "check_bootstrap", "check_rllib_config",
            "stage_schedule", "normalizes_observations", "policy_kwargs_from_config",
-           "check_model_config", "SB3_POLICY_KWARGS", "MAX_LAYER_WIDTH", "MAX_LAYERS"]
+           "check_model_config", "SB3_POLICY_KWARGS", "MAX_LAYER_WIDTH", "MAX_LAYERS",
+           "THREADS_ENV", "default_torch_threads"]
 
 #: The default training config (a dense symmetric circle crossing where pure ORCA jams).
 DEFAULT_CONFIG = os.path.join("configs", "train", "circle_ppo.yaml")
@@ -77,7 +79,7 @@ DEFAULTS: dict[str, Any] = {
     "normalize": {"norm_obs": True, "norm_reward": False},
     "hyperparams": {},
     "policy_kwargs": {},
-    "torch_threads": 1,
+    "torch_threads": "auto",  # $ORCA_ENV_TORCH_THREADS or 1: default_torch_threads
     "checkpoint_freq": 200_000,
     "eval": {"n_episodes": 20, "video": True},
 }
@@ -148,6 +150,35 @@ def resolve_config_path(path: str | os.PathLike) -> str:
     except FileNotFoundError as exc:
         raise FileNotFoundError(f"no training config {path!r} (looked in the current folder, in "
                                 f"{REPO_ROOT!r} and among the shipped ones): {exc}") from None
+
+
+
+#: The environment variable that overrides the project's default of one torch thread.
+THREADS_ENV = "ORCA_ENV_TORCH_THREADS"
+
+
+def default_torch_threads() -> int:
+    """The torch threads the project sets where no one chose: ``$ORCA_ENV_TORCH_THREADS`` or 1.
+
+    One thread, as the env's kernels: the networks here are MLPs (2x64 to 2x256) on a few
+    hundred rows at most, which gain nothing from a second thread, while a second thread on
+    cores that the env, other env processes or other work share oversubscribes them
+    (``benchmarks/bench_torch_threads.py``; docs/training.md gives the figures).
+
+    Raises:
+        ValueError: If the variable is set to anything but a positive integer (the message
+            names it).
+    """
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if not raw:
+        return 1
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{THREADS_ENV} must be a positive integer, got {raw!r}")
+    return value
 
 
 def load_train_config(path: str | os.PathLike | None = None, **overrides: Any) -> dict:
@@ -222,6 +253,8 @@ def _load_train_config(path: str | os.PathLike | None = None, **overrides: Any) 
         rest = {k: v for k, v in env.items() if k != "config"}
         cfg["env"] = _deep_merge(base, rest)
     load_config(cfg["env"])  # validates the env section (its errors name the key)
+    if cfg["torch_threads"] == "auto":  # not in the file: the user's variable, else 1
+        cfg["torch_threads"] = default_torch_threads()
     for key in ("n_envs", "n_timesteps", "torch_threads", "checkpoint_freq"):
         count = _count(cfg[key])
         if count is None or count < 1:

@@ -37,10 +37,12 @@ import numpy as np
 from orca_env.environment import parallel_env
 from orca_env.files import atomic_path
 
-from .config import policy_kwargs_from_config
+from .config import THREADS_ENV, default_torch_threads, policy_kwargs_from_config
 
 __all__ = ["NORMALIZER_FORMAT", "REPLAY_BUFFER_FORMAT", "LegacyPickleError", "MissingExtraError",
-           "ModelFile", "require_train_extra", "read_model_zip", "normalizer_stats",
+           "ModelFile", "THREADS_ENV", "default_torch_threads", "resolve_torch_threads",
+           "set_torch_threads", "set_inference_threads", "require_train_extra", "read_model_zip",
+           "normalizer_stats",
            "write_normalizer_stats", "save_normalizer", "load_normalizer", "apply_normalizer",
            "save_replay_buffer", "load_replay_buffer", "env_spaces", "build_policy",
            "load_policy_weights", "check_hyperparams", "restore_parameters", "save_model",
@@ -85,25 +87,51 @@ def require_train_extra(what: str) -> None:
                                 f"train extra: {TRAIN_EXTRA}") from exc
 
 
-def set_inference_threads(threads: int | None) -> None:
-    """Set torch's intra-op threads for a loaded policy's process (``None``: leave them).
-
-    Loaders default to 1, as the env's kernels: the networks here are MLPs on a few hundred
-    rows at most, which gain nothing from a second thread, while a second thread on cores that
-    other env or evaluation processes share oversubscribes them (measured: 250 learned agents
-    of RVO2's Circle, 2 cores busy with two trainings, torch's default of 2 threads made every
-    step 12x slower than 1 thread).
+def resolve_torch_threads(threads: int | str | None) -> int | None:
+    """``threads`` checked, with ``"auto"`` resolved to :func:`default_torch_threads`.
 
     Raises:
-        ValueError: If ``threads`` is not ``None`` or a positive integer.
+        ValueError: If ``threads`` is not ``"auto"``, ``None`` or a positive integer.
     """
+    if threads == "auto":
+        return default_torch_threads()
     if threads is None:
-        return
+        return None
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise ValueError(f"torch_threads must be a positive integer or None, got {threads!r}")
-    import torch  # noqa: PLC0415
+        raise ValueError(f"torch_threads must be a positive integer, 'auto' or None, "
+                         f"got {threads!r}")
+    return threads
 
-    torch.set_num_threads(threads)
+
+def set_torch_threads(threads: int | str | None = "auto") -> int | None:
+    """Set torch's intra-op threads for this process; return what was set (``None``: nothing).
+
+    ``"auto"`` (the default wherever the project builds or loads a model): the value of
+    ``$ORCA_ENV_TORCH_THREADS`` if set, else 1 (:func:`default_torch_threads`). An integer is
+    the caller's explicit choice and wins over the variable; ``None`` leaves torch's setting
+    alone (torch's own default: the physical cores, or ``OMP_NUM_THREADS``). Measured with
+    ``benchmarks/bench_torch_threads.py``: for the shipped networks one thread is never
+    slower than two, and much faster on a busy machine (docs/training.md).
+
+    Raises:
+        ValueError: If ``threads`` is not ``"auto"``, ``None`` or a positive integer, or the
+            variable is malformed; nothing is changed then.
+    """
+    threads = resolve_torch_threads(threads)
+    if threads is not None:
+        import torch  # noqa: PLC0415
+
+        torch.set_num_threads(threads)
+    return threads
+
+
+def set_inference_threads(threads: int | str | None = "auto") -> None:
+    """Set torch's intra-op threads for a loaded policy's process: :func:`set_torch_threads`.
+
+    Raises:
+        ValueError: If ``threads`` is not ``"auto"``, ``None`` or a positive integer.
+    """
+    set_torch_threads(threads)
 
 
 def _legacy_message(pkl: str, kind: str) -> str:

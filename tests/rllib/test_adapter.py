@@ -7,7 +7,8 @@ import sys
 import numpy as np
 import pytest
 
-pytest.importorskip("ray.rllib")
+pytest.importorskip("ray.rllib", reason="the RLlib tests need ray[rllib]: the rllib or dev extra "
+                    "(the test extra leaves it out)")
 
 from ray.rllib.env.env_context import EnvContext  # noqa: E402
 from ray.rllib.env.multi_agent_episode import MultiAgentEpisode  # noqa: E402

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 import yaml
 
-pytest.importorskip("ray.rllib")
+pytest.importorskip("ray.rllib", reason="the RLlib tests need ray[rllib]: the rllib or dev extra "
+                    "(the test extra leaves it out)")
 
 import ray  # noqa: E402
 from orca_env.policies import load_policy  # noqa: E402

@@ -23,6 +23,8 @@ RLLIB_EXTRA = "pip install 'orca-env[rllib]'"
 def require_ray(what: str) -> None:
     """Import ray, RLlib and torch, or raise a one-line :class:`MissingExtraError`.
 
+    Also quiets Ray's harmless notices (:func:`orca_env.training.rllib.quiet.quiet_ray`).
+
     Args:
         what: What needs them, for the message (``"training with backend rllib"``).
     """
@@ -33,6 +35,9 @@ def require_ray(what: str) -> None:
     except ImportError as exc:
         raise MissingExtraError(f"{what} needs ray[rllib] and torch ({exc}); install the rllib "
                                 f"extra: {RLLIB_EXTRA}") from exc
+    from .quiet import quiet_ray  # noqa: PLC0415
+
+    quiet_ray()  # Ray's harmless notices off stderr; its warnings and errors stay
 
 
 def algorithm_config(cfg: dict) -> Any:

@@ -102,7 +102,7 @@ class RLlibPolicy:
 
 
 def load(path: str | os.PathLike, deterministic: bool = True, env: Any = None,
-         seed: int | None = 0, torch_threads: int | None = 1) -> RLlibPolicy:
+         seed: int | None = 0, torch_threads: int | str | None = "auto") -> RLlibPolicy:
     """Load an RLlib run folder (or its ``rllib_module.npz``) as an :class:`RLlibPolicy`.
 
     Args:
@@ -111,15 +111,16 @@ def load(path: str | os.PathLike, deterministic: bool = True, env: Any = None,
         env: The env the policy will act in; if given, its observation shape is checked and
             differing ``observation``/``groups`` configs warn (as for SB3 models).
         seed: Seed of the action sampling (``deterministic=False`` only).
-        torch_threads: torch's intra-op threads for this process, set on load (default 1;
-            ``None`` leaves them), as :func:`orca_env.training.sb3.loader.load`.
+        torch_threads: torch's intra-op threads for this process, set on load (default
+            ``"auto"``: ``$ORCA_ENV_TORCH_THREADS`` or 1; ``None`` leaves them), as
+            :func:`orca_env.training.sb3.loader.load`.
 
     Raises:
         ImportError: If ray[rllib] or torch is missing (the message names the extra).
         FileNotFoundError: If the weights or ``config.yaml`` are missing.
         ValueError: If the config is not an RLlib one, or the weights do not fit the network
             rebuilt from it (names or shapes), or the env's observations do not fit, or
-            ``torch_threads`` is not a positive integer or ``None``.
+            ``torch_threads`` is not a positive integer, ``"auto"`` or ``None``.
     """
     path = os.fspath(path)
     run_dir = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))

@@ -61,6 +61,7 @@ from ..run_folder import (
 )
 from .algorithm import algorithm_config, require_ray
 from .loader import load
+from .quiet import RAY_INIT_KWARGS
 
 __all__ = ["save_module_weights", "agent_steps_sampled", "train", "compare", "run_experiment"]
 
@@ -100,7 +101,7 @@ def train(cfg: dict, run_dir: str, progress_bar: bool = True) -> dict:
     started = not ray.is_initialized()
     if started:
         # RAY_ADDRESS, when set, names the cluster; otherwise a local Ray starts.
-        ray.init(include_dashboard=False, log_to_driver=False)
+        ray.init(**RAY_INIT_KWARGS)  # warnings and errors only; see .quiet
     from .adapter import limit_torch_threads  # noqa: PLC0415  (imports ray)
 
     limit_torch_threads(cfg["torch_threads"])

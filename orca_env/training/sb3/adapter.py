@@ -91,6 +91,7 @@ from orca_env.environment import parallel_env
 from orca_env.vector import OrcaVectorEnv
 
 from ..config import BOOTSTRAP_MODES, check_bootstrap
+from ..model_files import resolve_torch_threads, set_torch_threads
 
 __all__ = ["SB3VecEnv", "make_vec_env", "MaskedRolloutBuffer", "MaskedReplayBuffer",
            "MaskedVecNormalize", "attach_masks", "BACKENDS", "BOOTSTRAP_MODES",
@@ -499,7 +500,7 @@ def attach_masks(model: Any, base: SB3VecEnv) -> None:
 
 def make_vec_env(config: Any = None, n_envs: int = 1, render_mode: str | None = None,
                  backend: str = "auto", bootstrap: str = "truncated",
-                 **env_kwargs: Any) -> SB3VecEnv:
+                 torch_threads: int | str | None = "auto", **env_kwargs: Any) -> SB3VecEnv:
     """``n_envs`` worlds of ``config`` as one :class:`SB3VecEnv` (an entry per learned agent).
 
     Args:
@@ -511,27 +512,38 @@ def make_vec_env(config: Any = None, n_envs: int = 1, render_mode: str | None = 
             ``render_mode`` is set, which only the copies draw).
             Both give the same numbers for the same seeds.
         bootstrap: Which truncations SB3 bootstraps (:class:`SB3VecEnv`).
+        torch_threads: torch's intra-op threads for this process, set here because the model
+            that trains on this VecEnv is built next (default ``"auto"``:
+            ``$ORCA_ENV_TORCH_THREADS`` if set, else 1; an integer wins over the variable;
+            ``None`` leaves torch alone). On a busy 2-core machine torch's default of 2
+            threads made PPO on ``circle_dense`` many times slower than 1
+            (:func:`orca_env.training.model_files.set_torch_threads`).
         **env_kwargs: Overrides of config keys (and, for the copies, ``infos``: default
             ``"compact"``, the adapter reads only ``status``).
 
     Raises:
-        ValueError: On a bad ``n_envs``, ``backend``, ``bootstrap``, or ``backend="vector"``
-            with ``render_mode``.
+        ValueError: On a bad ``n_envs``, ``backend``, ``bootstrap``, ``torch_threads``, or
+            ``backend="vector"`` with ``render_mode``.
     """
     if isinstance(n_envs, bool) or not isinstance(n_envs, int) or n_envs < 1:
         raise ValueError(f"n_envs must be a positive integer, got {n_envs!r}")
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
     check_bootstrap(bootstrap)
+    threads = resolve_torch_threads(torch_threads)  # checked before anything is built
     if backend != "copies":
         if backend == "vector" and render_mode is not None:
             raise ValueError("backend 'vector' cannot run this: render_mode is set; use "
                              "backend='copies'")
         if render_mode is None:
             kwargs = {k: v for k, v in env_kwargs.items() if k != "infos"}
-            return SB3VecEnv(OrcaVectorEnv(config, n_envs, infos=True, **kwargs), bootstrap)
+            venv = SB3VecEnv(OrcaVectorEnv(config, n_envs, infos=True, **kwargs), bootstrap)
+            set_torch_threads(threads)
+            return venv
     if render_mode is not None:
         env_kwargs["render_mode"] = render_mode
     env_kwargs.setdefault("infos", "compact")
-    return SB3VecEnv([lambda: parallel_env(config, **env_kwargs) for _ in range(n_envs)],
+    venv = SB3VecEnv([lambda: parallel_env(config, **env_kwargs) for _ in range(n_envs)],
                      bootstrap)
+    set_torch_threads(threads)
+    return venv

@@ -173,7 +173,7 @@ class SB3Policy:
 
 
 def load(path: str | os.PathLike, deterministic: bool = True, device: str = "cpu",
-         env: Any = None, torch_threads: int | None = 1) -> SB3Policy:
+         env: Any = None, torch_threads: int | str | None = "auto") -> SB3Policy:
     """Load a run folder, ``model.zip`` or checkpoint as an :class:`SB3Policy`, unpickling nothing.
 
     Args:
@@ -183,9 +183,10 @@ def load(path: str | os.PathLike, deterministic: bool = True, device: str = "cpu
         device: torch device.
         env: The env the policy will act in; if given, the model is checked against it
             (:func:`check_env`).
-        torch_threads: torch's intra-op threads for this process, set on load (default 1, one
-            thread per env process; ``None`` leaves torch's setting alone): see
-            :func:`orca_env.training.model_files.set_inference_threads`.
+        torch_threads: torch's intra-op threads for this process, set on load (default
+            ``"auto"``: ``$ORCA_ENV_TORCH_THREADS`` if set, else 1, one thread per env process;
+            an integer wins over the variable; ``None`` leaves torch's setting alone): see
+            :func:`orca_env.training.model_files.set_torch_threads`.
 
     Raises:
         ImportError: If stable-baselines3 or torch is missing (the message names the extra).
@@ -198,7 +199,7 @@ def load(path: str | os.PathLike, deterministic: bool = True, device: str = "cpu
             readable model zip (or holds anything but plain tensors), the normaliser is a
             legacy pickle (refused; the message says how to convert it) or not a normaliser
             NPZ, or the model's observation shape differs from ``env``'s, or
-            ``torch_threads`` is not a positive integer or ``None``.
+            ``torch_threads`` is not a positive integer, ``"auto"`` or ``None``.
     """
     model_files.require_train_extra(f"loading the trained model {os.fspath(path)!r}")
     model_path, cfg_path, norm_path = resolve_model(path)

@@ -341,7 +341,6 @@ def _build(cfg: dict, run_dir: str, resume: tuple[str, ...] | None):
     Returns:
         ``(model, venv, base)``.
     """
-    import torch  # noqa: PLC0415
     from stable_baselines3 import PPO, SAC  # noqa: PLC0415
     from stable_baselines3.common.vec_env import VecNormalize  # noqa: PLC0415
 
@@ -352,7 +351,7 @@ def _build(cfg: dict, run_dir: str, resume: tuple[str, ...] | None):
     )
 
     model_files.check_hyperparams(cfg["algo"], cfg["hyperparams"])
-    torch.set_num_threads(cfg["torch_threads"])
+    model_files.set_torch_threads(cfg["torch_threads"])  # resolved by load_train_config
     algo_cls = {"ppo": PPO, "sac": SAC}[cfg["algo"]]
     resumed = None
     if resume is not None:
