@@ -111,8 +111,8 @@ KINEMATICS_KEYS = {
                            "tracking_error": (P_TRACKING_ERROR, 0.1),
                            "tracking_time": (P_TRACKING_TIME, None)},
 }
-_ALL_KIN_KEYS = ("max_rotation", "max_angular_speed", "max_acceleration",
-                 "max_angular_acceleration", "wheel_base", "tracking_error", "tracking_time")
+#: Every motion-model key, in first-use order.
+_ALL_KIN_KEYS = tuple(dict.fromkeys(k for keys in KINEMATICS_KEYS.values() for k in keys))
 
 
 def _kin_row(g: GroupConfig, where: str, time_step: float) -> tuple[np.ndarray, float]:

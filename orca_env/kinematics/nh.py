@@ -90,25 +90,27 @@ def velocity_polygon(heading, speeds, lines, i):
     left out).
     """
     n = POLYGON
-    px = np.empty(n)
-    py = np.empty(n)
-    for k in range(n):
-        th = heading - np.pi + 2.0 * np.pi * k / n
-        px[k] = speeds[k] * np.cos(th)
-        py[k] = speeds[k] * np.sin(th)
+    x0 = speeds[0] * np.cos(heading - np.pi)
+    y0 = speeds[0] * np.sin(heading - np.pi)
+    ax, ay = x0, y0  # the edge's start vertex (no arrays: this runs per robot per step)
     m = 0
     for k in range(n):
-        j = (k + 1) % n
-        dx = px[j] - px[k]
-        dy = py[j] - py[k]
+        if k + 1 < n:
+            th = heading - np.pi + 2.0 * np.pi * (k + 1) / n
+            bx = speeds[k + 1] * np.cos(th)
+            by = speeds[k + 1] * np.sin(th)
+        else:
+            bx, by = x0, y0
+        dx = bx - ax
+        dy = by - ay
         d = np.sqrt(dx * dx + dy * dy)
-        if d < 1e-12:
-            continue
-        lines[i, m, 0] = px[k]
-        lines[i, m, 1] = py[k]
-        lines[i, m, 2] = dx / d
-        lines[i, m, 3] = dy / d
-        m += 1
+        if d >= 1e-12:
+            lines[i, m, 0] = ax
+            lines[i, m, 1] = ay
+            lines[i, m, 2] = dx / d
+            lines[i, m, 3] = dy / d
+            m += 1
+        ax, ay = bx, by
     return m
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -267,3 +269,21 @@ def test_non_holonomic_agents_observe_heading_and_turn_rate_holonomic_ones_do_no
     h = np.pi / 4  # turned by max_rotation from facing the goal: (cos, sin) in the goal frame
     assert np.allclose(obs["agent_0"][-3:-1], [np.cos(h), np.sin(h)], atol=0.05)
     assert uni.observation_space("agent_0").contains(obs["agent_0"])
+
+
+def test_a_model_of_other_kinematics_is_refused_naming_both():
+    from orca_env.policies import TRAINED_DIR, load_policy
+
+    holonomic = os.path.join(TRAINED_DIR, "crowdnav_circle")
+    unicycle = os.path.join(TRAINED_DIR, "crowdnav_unicycle")
+    with pytest.raises(ValueError, match="kinematics 'holonomic'.*have 'unicycle'"):
+        load_policy(holonomic, orca_env.parallel_env("crowdnav_circle_unicycle_invisible"))
+    with pytest.raises(ValueError, match="kinematics 'unicycle'.*have 'holonomic'"):
+        load_policy(unicycle, orca_env.parallel_env("crowdnav_circle_invisible"))
+    # A differential drive acts with the unicycle's action shape but other meanings.
+    with pytest.raises(ValueError, match="kinematics 'unicycle'.*'differential_drive'"):
+        load_policy(unicycle, orca_env.parallel_env(
+            "crowdnav_circle_unicycle_invisible", groups=[
+                {"name": "robot", "population": "learned", "count": 1, "visible_to": [],
+                 "kinematics": "differential_drive"},
+                {"name": "humans", "population": "orca", "count": 5, "on_goal": "stay"}]))

@@ -61,7 +61,8 @@ def check_env(model: Any, config: dict, env: Any, model_path: str) -> None:
         model_path: The model's path, for the messages.
 
     Raises:
-        ValueError: If the model's observation shape or ``action`` mode differs from the env's.
+        ValueError: If the model's learned agents' kinematics, observation shape or ``action``
+            mode differs from the env's.
 
     Warns:
         UserWarning: If the env's ``observation`` or ``groups`` config differs from the one the
@@ -71,6 +72,15 @@ def check_env(model: Any, config: dict, env: Any, model_path: str) -> None:
             are compared.
     """
     saved = config.get("env")
+    trained_kin = _learned_kinematics(saved)
+    here_kin = env.world_config.learned_kinematics
+    if trained_kin is not None and trained_kin != here_kin:
+        # Checked first: a unicycle's and a differential drive's actions have the same shape
+        # and mean different things; a holonomic model on a robot fails its shape check.
+        raise ValueError(f"model {model_path!r} was trained with kinematics {trained_kin!r}, "
+                         f"but the env's learned agents have {here_kin!r}: its actions would "
+                         f"mean something else; evaluate it on a config with "
+                         f"groups[i].kinematics: {trained_kin}")
     want = tuple(model.observation_space.shape)
     for agent in env.possible_agents:
         got = tuple(env.observation_space(agent).shape)
@@ -84,6 +94,9 @@ def check_env(model: Any, config: dict, env: Any, model_path: str) -> None:
                 hint = (f"it was trained with the universal layout: give the env the "
                         f"observation settings {trained_obs} (orca-env eval and evaluate() do "
                         f"so by themselves)")
+            if here_kin != "holonomic":
+                hint = (f"the env's learned agents are {here_kin} robots, which observe their "
+                        f"heading too; {hint}")
             raise ValueError(f"model {model_path!r} expects observations of shape {want}, but "
                              f"the env's observation space of {agent!r} has shape {got}; {hint}")
     if not isinstance(saved, dict):
@@ -118,6 +131,18 @@ def check_env(model: Any, config: dict, env: Any, model_path: str) -> None:
             warnings.warn(f"model {model_path!r} was trained with env {key} "
                           f"{trained.get(key)!r}, but the env has {current.get(key)!r}",
                           UserWarning, stacklevel=3)
+
+
+def _learned_kinematics(saved: Any) -> str | None:
+    """The learned groups' motion model of a saved env config (None: unknown, e.g. a mixture)."""
+    if not isinstance(saved, dict) or "mixture" in saved:
+        return None
+    groups = saved.get("groups")
+    if not isinstance(groups, list):
+        return "holonomic"  # the scenario's default groups are holonomic
+    kins = {g.get("kinematics") or "holonomic" for g in groups
+            if isinstance(g, dict) and (g.get("population") or "learned") == "learned"}
+    return kins.pop() if len(kins) == 1 else None
 
 
 class SB3Policy:
