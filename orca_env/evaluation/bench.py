@@ -67,13 +67,21 @@ episodes per entry), so its seeds (11_000 .. 12_399) are also disjoint from thos
 episodes of the full run.
 
 ``followup_seeds: [first, last]`` are the seeds of the follow-up episodes that
-:func:`decide_targets` adds to an entry whose targets these episodes cannot decide: follow-up
-episode ``j`` of every entry uses seed ``first + j`` (entries are different configs, so they may
-share these seeds), skipping a seed whose episode the entry already ran (a CrowdNav layout maps
-seeds to its cases modulo 500 or 100: :func:`episode_keys`). The block must lie in the evaluation
-seeds and outside every entry's own seeds. The shipped suites' blocks are in 18000 .. 18799,
-one per suite; 18800 .. 18999 are left for new suites and other follow-up runs (see
-``docs/evaluation.md#seeds``).
+:func:`decide_targets` adds to an entry whose targets these episodes cannot decide: every
+entry's follow-ups take the block's seeds in order, from ``first`` (entries are different
+configs, so they may share these seeds), skipping a seed whose episode the entry already ran (a
+CrowdNav layout maps seeds to its cases modulo 500 or 100: :func:`episode_keys`,
+:func:`followup_plan`). The block must lie in the evaluation seeds and outside every entry's
+own seeds. The shipped suites' blocks are in 18000 .. 18799, one per suite; 18800 .. 18999 are
+left for new suites and other follow-up runs (see ``docs/evaluation.md#seeds``).
+
+Targets
+-------
+:func:`missed_targets` calls each entry's targets against the reference ``met``, ``missed`` or
+``undecided at N episodes`` from the paired differences of a report; :func:`decide_targets`
+runs a suite for a policy and the reference and gives the undecided entries follow-up episodes
+(up to four times their own) before it calls them. The method is in
+``docs/evaluation.md#targets`` and :data:`TARGET_METHOD`.
 
 Policies
 --------
