@@ -35,7 +35,9 @@ def heuristic_actions(batch: WorldBatch, live: np.ndarray, world_frame: bool,
     after one step).
     """
     v = np.empty((live.size, 2))
-    goal_velocities(live, batch.positions, batch.targets, batch.pref_speeds, v)
+    # A writable int64 copy: the one type the kernel is compiled for (orca_env.core.families).
+    goal_velocities(np.array(live, dtype=np.int64), batch.positions, batch.targets,
+                    batch.pref_speeds, v)
     vmax = batch.max_speeds[live]
     if kinematics == "holonomic":
         axes = frame_axes(batch.targets[live] - batch.positions[live], world_frame)

@@ -152,10 +152,12 @@ class Roadmap:
         self.clearance = float(clearance)
         if points is None:
             points = corner_points(sim, self.clearance * 1.05)
-        self.vertices = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 2)
-        self._points = np.ascontiguousarray(sim.obstacle_points, dtype=np.float64)
-        self._next = np.ascontiguousarray(sim.obstacle_next, dtype=np.int64)
-        self._seg_order, self._boxes = sim.obstacle_index
+        # Writable C copies (the simulator hands out read-only views): the kernels get the
+        # types the env's step passes, one compiled specialisation (orca_env.core.families).
+        self.vertices = np.array(points, dtype=np.float64, order="C").reshape(-1, 2)
+        self._points = np.array(sim.obstacle_points, dtype=np.float64, order="C")
+        self._next = np.array(sim.obstacle_next, dtype=np.int64, order="C")
+        self._seg_order, self._boxes = (np.array(a, order="C") for a in sim.obstacle_index)
         v = self.vertices.shape[0]
         adj = np.full((v, v), np.inf)
         np.fill_diagonal(adj, 0.0)
@@ -185,7 +187,10 @@ class Roadmap:
         k = len(slots)
         targets = np.empty((k, 2))
         dist = np.empty(k)
-        _select(np.asarray(slots, dtype=np.int64), np.ascontiguousarray(positions), goals,
-                radii, self.vertices, goal_costs, self._points, self._next, self._seg_order,
-                self._boxes, targets, dist)
+        _select(np.ascontiguousarray(slots, dtype=np.int64),
+                np.ascontiguousarray(positions, dtype=np.float64),
+                np.ascontiguousarray(goals, dtype=np.float64),
+                np.ascontiguousarray(radii, dtype=np.float64), self.vertices,
+                np.ascontiguousarray(goal_costs, dtype=np.float64), self._points, self._next,
+                self._seg_order, self._boxes, targets, dist)
         return targets, dist

@@ -381,15 +381,17 @@ def sensor_view(env, slot: int) -> dict:
     pos, live = np.ascontiguousarray(sl.pos[s]), np.array([slot], dtype=np.int64)
     axes = np.empty((1, 2))
     sensor_axes(live, pos, np.ascontiguousarray(sl.targets[s]), sl.heading[s], sl.kinematics[s],
-                env.episode_config.observation.frame == "world", axes)
+                bool(env.episode_config.observation.frame == "world"), axes)
     heading = float(np.arctan2(axes[0, 1], axes[0, 0]))
     out: dict = {"scan_agent": int(slot)}
     if wc.lidar_beams:
         order, boxes = sim.obstacle_index
         dist = np.empty((1, wc.lidar_beams))
+        # Writable C arrays, as the env's step passes them: the kernel the step compiled.
         lidar_scan(live, pos, np.ascontiguousarray(sl.radius[s]), np.ascontiguousarray(
-            sl.active[s]), axes, wc.lidar_fov, wc.lidar_range, np.asarray(sim.obstacle_points),
-            np.asarray(sim.obstacle_next), np.asarray(order), np.asarray(boxes), dist)
+            sl.active[s]), axes, float(wc.lidar_fov), float(wc.lidar_range),
+            np.array(sim.obstacle_points, order="C"), np.array(sim.obstacle_next, order="C"),
+            np.array(order, order="C"), np.array(boxes, order="C"), dist)
         k = np.arange(wc.lidar_beams)
         ang = heading - 0.5 * wc.lidar_fov + (k + 0.5) * wc.lidar_fov / wc.lidar_beams
         out["scan_points"] = pos[slot] + dist[0, :, None] * np.stack([np.cos(ang), np.sin(ang)],

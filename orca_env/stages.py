@@ -389,7 +389,8 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
                              sl.goal_tol[a0:a1], max_speed, st.speed_fraction[b], st.window[b],
                              sl.stall[a0:a1], at_goal, moving, stalled, dist)
             if st.straight[b]:
-                path_len[:] = dist  # the remaining path is the straight line
+                for i in range(n):  # the remaining path is the straight line
+                    path_len[i] = dist[i]
             terminate = st.terminate[b]
             for q in range(nl):
                 r = rr[q]

@@ -72,12 +72,15 @@ def step_world(pos, vel, pref, active, kd_order, params, time_step, obst, max_nb
     n_all = kd_order.shape[0]
     tmp = np.empty(n_all, dtype=np.int64)
     na = partition_active(kd_order, active, tmp)
-    kd_order[:] = tmp
+    for i in range(n_all):  # loops, not slice assignments (which compile numba's error text)
+        kd_order[i] = tmp[i]
     order = kd_order[:na]
     m = max(2 * na - 1, 1)
     tree = (order, nodes[0][:m], nodes[1][:m], nodes[2][:m], nodes[3][:m], nodes[4][:m])
     build_agent_tree(pos, tree)
-    new_vel[:] = vel
+    for i in range(new_vel.shape[0]):
+        new_vel[i, 0] = vel[i, 0]
+        new_vel[i, 1] = vel[i, 1]
     step_out = (new_vel, out[1], out[2], out[3], out[4])
     if na:
         _compute_block(order, pos, vel, pref, AgentParams(*params), time_step, AgentTree(*tree),

@@ -87,11 +87,6 @@ class StepOutput(NamedTuple):
     intervention: np.ndarray  # (n,) float64, |new velocity - preferred velocity|
 
 
-#: No velocity constraints (:func:`_compute_block`'s defaults: RVO2's LP).
-_NO_VLINES = np.zeros((0, 0, 4))
-_NO_NV = np.zeros(0, dtype=np.int64)
-
-
 @njit(cache=True, error_model="numpy")
 def det(ax, ay, bx, by):
     """2-D cross product (determinant of the 2x2 matrix with rows a, b)."""
@@ -616,8 +611,9 @@ def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_c
         vlines: (n, V, 4) float64 velocity constraints per agent (point x, y, direction x, y;
             the allowed side is left of the direction, as ORCA lines), hard like obstacle
             lines: NH-ORCA's velocities a non-holonomic robot can track
-            (:mod:`orca_env.kinematics.nh`). Empty (``_NO_VLINES``): none, RVO2's LP.
-        n_vlines: (n,) int64 constraints of each agent in ``vlines`` (empty, ``_NO_NV``: none).
+            (:mod:`orca_env.kinematics.nh`). Of shape (0, 0, 4) (or with ``n_vlines`` empty): none,
+            RVO2's LP.
+        n_vlines: (n,) int64 constraints of each agent in ``vlines`` (empty: none).
     """
     # Bundle fields are read into locals here, once (see the note on bundles at the top).
     radii = params.radius
@@ -739,27 +735,16 @@ def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_c
         out_lp3[i] = used_lp3
 
 
-@njit(cache=True, error_model="numpy")
-def compute_velocities_serial(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_cap, out):
-    """New velocities of all agents ``ids``, on one thread.
-
-    Arguments as :func:`_compute_block`; the bundles may come as plain tuples in field order.
-    """
-    _compute_block(
-        ids, pos, vel, pref, AgentParams(*params), time_step, AgentTree(*tree), Obstacles(*obst),
-        max_nbr_cap, StepOutput(*out), _NO_VLINES, _NO_NV,
-    )  # fmt: skip
-
-
 @njit(cache=True, parallel=True, error_model="numpy")
 def compute_velocities_parallel(
-    ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_cap, out, n_blocks
+    ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_cap, out, vlines, n_vlines,
+    n_blocks,
 ):  # fmt: skip
     """New velocities of all agents ``ids``, in ``n_blocks`` blocks over numba's threads.
 
     Arguments as :func:`_compute_block`; the bundles may come as plain tuples in field order. Each
     agent's result depends only on the shared read-only state, so the output is bit-identical to
-    :func:`compute_velocities_serial` for any number of threads.
+    one block (:func:`orca_env.core.batch.step_world`, the serial step) for any number of threads.
     """
     params = AgentParams(*params)
     tree = AgentTree(*tree)
@@ -770,8 +755,8 @@ def compute_velocities_parallel(
         lo = b * n // n_blocks
         hi = (b + 1) * n // n_blocks
         _compute_block(
-            ids[lo:hi], pos, vel, pref, params, time_step, tree, obst, max_nbr_cap, out,
-            _NO_VLINES, _NO_NV,
+            ids[lo:hi], pos, vel, pref, params, time_step, tree, obst, max_nbr_cap, out, vlines,
+            n_vlines,
         )
 
 
