@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
-import sys
 import warnings
 from typing import Any
 
@@ -21,7 +19,7 @@ import numpy as np
 from .agents import AgentTable, build_agent_table
 from .behaviours import behaviour
 from .config import EnvConfig, GroupConfig, parse_section, tolerance_parts
-from .core import Simulator
+from .core import Simulator, families
 from .guidance import Roadmap
 from .kinematics import HOLONOMIC
 from .observations import TIME_FEATURE, UNIVERSAL_DEFAULTS, sensor_features
@@ -29,7 +27,7 @@ from .rewards import TERMS, extra_weights
 from .scenarios import SpawnError, make_scenario
 from .scenarios.base import RANDOM_RADIUS, RANDOM_SPEED
 from .sensors import NO_CONE
-from .stages import WorldEpisode, run_worlds
+from .stages import WorldEpisode
 
 __all__ = ["WorldConfig", "build_episode", "draw_episode", "crowdnav_last_step",
            "MIXTURE_SPAWN_DRAWS", "announce_compilation", "check_seed"]
@@ -38,31 +36,64 @@ __all__ = ["WorldConfig", "build_episode", "draw_episode", "crowdnav_last_step",
 MIXTURE_SPAWN_DRAWS = 10
 
 
-_announced = False
-
-
 def announce_compilation() -> None:
-    """Say once per process, on stderr, that numba is about to compile (15-20 s of silence).
+    """Compile the env's kernels if the numba cache lacks them, saying so first (on stderr).
 
-    numba compiles the kernels on first use and caches them on disk (``__pycache__`` beside the
-    package, or ``NUMBA_CACHE_DIR``); later processes load them in a fraction of a second. The
-    cache check reads numba's index file of the pipeline's step kernel, a numba internal: when
-    it cannot be read, nothing is said.
+    Called at every reset; the work happens once per process: the env family of
+    :mod:`orca_env.core.families` (the step pipeline for every scenario, kinematics model and
+    sensor, the obstacle kernels, guidance, social force, the heuristic actions) is checked in
+    numba's cache and what is missing is compiled now, after one line saying what, about how
+    long and where the cache is. With a warm cache nothing is said (the kernels load lazily).
     """
-    global _announced
-    if _announced:
-        return
-    _announced = True
-    try:
-        index = run_worlds._cache._cache_file._index_path
-        cached = os.path.exists(index)
-        where = os.path.dirname(index)
-    except Exception:  # noqa: BLE001  (numba internals differ between versions)
-        return
-    if not cached:
-        print(f"orca-env: compiling numba kernels, once per machine and version (about 20 s); "
-              f"cache: {where} (set NUMBA_CACHE_DIR to move it, e.g. for containers or "
-              f"cluster workers)", file=sys.stderr, flush=True)
+    families.ensure("env")
+
+
+def _env_kernels() -> list:
+    """The kernels the env calls from Python, with the argument types its call sites pass.
+
+    ``run_worlds`` (the step pipeline: every scenario, kinematics model, sensor and reward in
+    one specialisation) takes its types from an empty batch; the others are written out, and
+    their call sites hand exactly these (writable C arrays of these dtypes, Python scalars).
+    """
+    from numba import types as nt  # noqa: PLC0415  (the env layer imports numba already)
+
+    from . import frames, guidance, sensors, step  # noqa: PLC0415
+    from .behaviours import social_force  # noqa: PLC0415
+    from .core.simulator import core_kernels  # noqa: PLC0415
+    from .pipeline import WorldBatch  # noqa: PLC0415
+    from .stages import run_worlds  # noqa: PLC0415
+
+    f8, i8, b1 = nt.float64, nt.int64, nt.boolean
+
+    def arr(dtype, ndim, readonly=False):
+        return nt.Array(dtype, ndim, "C", readonly=readonly)
+
+    F1, F2, I1, B1 = arr(f8, 1), arr(f8, 2), arr(i8, 1), arr(b1, 1)
+    F1r, F2r = arr(f8, 1, True), arr(f8, 2, True)  # WorldBatch's read-only properties
+    return core_kernels(parallel=False) + [
+        (run_worlds, WorldBatch.kernel_types()),
+        (step.clip_actions, (F2, b1)),
+        # heuristic actions (EnvState.heuristic_actions)
+        (step.goal_velocities, (I1, F2r, F2r, F1r, F2)),
+        (frames._axes, (F2, b1, F2)),
+        (frames._to_frames, (F2, F2, F2)),
+        # guidance (Roadmap)
+        (guidance._all_pairs, (F2,)),
+        (guidance._goal_costs, (F2, F1, F2, F2, F2, I1, I1, F2)),
+        (guidance._select, (I1, F2, F2, F1, F2, F2, F2, I1, I1, F2, F2, F1)),
+        # social-force humans (their steer function, every world at once)
+        (social_force.social_forces,
+         (I1, I1, I1, F2, F2, B1, I1, I1, F2, F1, F2, F1r, F2, I1, I1, F2)),
+        (social_force._integrate, (I1, I1, F2, F2, F2, F1, F1, F1r, F2)),
+        # what the renderer shows of a sensor (sensors.sensor_view)
+        (sensors.sensor_axes, (I1, F2, F2, F1, I1, b1, F2)),
+        (sensors.lidar_scan, (I1, F2, F1, B1, F2, f8, f8, F2, I1, I1, F2, F2)),
+    ]
+
+
+families.register_family(
+    "env", "the env's step pipeline (every scenario, kinematics model, sensor and reward), "
+    "its obstacle, guidance and social-force kernels and the core's", 25.0, _env_kernels)
 
 
 def check_seed(name: str, seed: Any, allow_list: bool = True) -> None:

@@ -369,9 +369,7 @@ class WorldBatch:
                     reward=res.reward, term=res.term, trunc=res.trunc, status=res.status,
                     weighted=res.weighted, sep=res.sep, hit=res.hit, extra_obs=self.extra_obs,
                     extra_terms=self.extra_terms)
-        args = (self.offsets, self._node_off, self.num_learned, self._slots, self._settings,
-                self._spec, self._obst, self._work, rows, self.step_counts, self.clock,
-                res.world_done)
+        args = self._kernel_args(rows, res.world_done)
         if middle is None and not guided:
             self._call(BOTH, *args)
         else:
@@ -391,15 +389,45 @@ class WorldBatch:
         ``extra_obs`` must hold the scenario's features of those rows already.
         """
         w = np.asarray(worlds, dtype=np.int64)
-        rows = Rows(alive=self.alive, learned=self.learned, act=np.zeros((0, 2)), obs=obs,
+        run_worlds(OBSERVE, w, *self._kernel_args(self._observe_rows(obs, sep),
+                                                  np.zeros(self.num_worlds, dtype=bool)))
+
+    def _observe_rows(self, obs: np.ndarray, sep: np.ndarray) -> Rows:
+        """The :class:`Rows` bundle of :meth:`observe` (outputs ``obs`` and ``sep`` only)."""
+        return Rows(alive=self.alive, learned=self.learned, act=np.zeros((0, 2)), obs=obs,
                     reward=np.zeros(0), term=np.zeros(0, dtype=bool),
                     trunc=np.zeros(0, dtype=bool), status=np.zeros(0, dtype=np.int64),
                     weighted=np.zeros((0, self.num_terms)), sep=sep,
                     hit=np.zeros(0, dtype=np.int8), extra_obs=self.extra_obs,
                     extra_terms=self.extra_terms)
-        run_worlds(OBSERVE, w, self.offsets, self._node_off, self.num_learned, self._slots,
-                   self._settings, self._spec, self._obst, self._work, rows, self.step_counts,
-                   self.clock, np.zeros(self.num_worlds, dtype=bool))
+
+    def _kernel_args(self, rows: Rows, world_done: np.ndarray) -> tuple:
+        """``run_worlds``'s arguments after ``mode`` and ``worlds``.
+
+        Every array has a fixed dtype, C order and is writable, and the scalars are Python
+        ints: one compiled ``run_worlds`` for every config (:func:`kernel_types`).
+        """
+        obst = self._obst if self._obst is not None else concat_obstacles([None])
+        return (self.offsets, self._node_off, self.num_learned, self._slots, self._settings,
+                self._spec, obst, self._work, rows, self.step_counts, self.clock, world_done)
+
+    @staticmethod
+    def kernel_types() -> tuple:
+        """The argument types of ``run_worlds`` (numba types), the same for every config.
+
+        Taken from an empty one-world batch: the bundles' dtypes and layouts are fixed here,
+        not by a config, so any env's step and reset call the one compiled specialisation.
+        """
+        from numba import typeof  # noqa: PLC0415  (numba is loaded by the stages already)
+
+        b = WorldBatch(1, 1, 1, np.zeros(1, np.float32), np.ones(1, np.float32),
+                       {"kk": 0, "mm": 0, "universal": False, "time_obs": False,
+                        "extra_obs": 0}, len(TERMS))
+        obs, sep = np.zeros((1, 1), dtype=np.float32), np.zeros(1)
+        args = (OBSERVE, b._all) + b._kernel_args(b._observe_rows(obs, sep),
+                                                  np.zeros(1, dtype=bool))
+        b.close()
+        return tuple(typeof(a) for a in args)
 
     # -- the scenarios' hooks ------------------------------------------------------------
     def run_hooks(self, rows: np.ndarray) -> None:

@@ -33,6 +33,8 @@ import math
 import numpy as np
 from numba import njit
 
+from ..core import families
+
 __all__ = ["DISCOMFORT_DISTANCE", "PERSONAL_SPACE", "CHUNK", "SocialRecorder", "social_metrics",
            "check_personal_space", "time_to_collision"]
 
@@ -232,6 +234,7 @@ class SocialRecorder:
                  learned_code: int, personal_space: float = PERSONAL_SPACE,
                  chunk: int = CHUNK) -> None:
         self.personal_space = check_personal_space(personal_space)
+        families.ensure("metrics")  # compiles the kernels below if not cached, saying so
         pos = np.asarray(positions, dtype=np.float64)
         n = pos.shape[0]
         self.dt = float(time_step)
@@ -407,3 +410,18 @@ def social_metrics(positions: np.ndarray, active: np.ndarray, live: np.ndarray,
     for t in range(1, pos.shape[0]):
         rec.add(pos[t], act[t], lv[t - 1])
     return rec.metrics(success, goals)
+
+
+def _metric_kernels() -> list:
+    """The crowd metrics' kernels with the argument types :class:`SocialRecorder` passes."""
+    from numba import types as nt  # noqa: PLC0415
+
+    f8, i8 = nt.float64, nt.int64
+    F1, F3 = nt.Array(f8, 1, "C"), nt.Array(f8, 3, "C")
+    I1, B2 = nt.Array(i8, 1, "C"), nt.Array(nt.boolean, 2, "C")
+    return [(_crowd_kernel, (F3, B2, i8, I1, B2, I1, F1, f8, f8, f8, F1, F1, B2, B2, B2, F1)),
+            (_ttc, (f8, f8, f8, f8, f8))]
+
+
+families.register_family("metrics", "the evaluation's crowd metrics (clearance, time to "
+                         "collision)", 2.0, _metric_kernels)
