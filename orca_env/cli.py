@@ -69,7 +69,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import __version__
+from . import __version__, warmup
 from .argtypes import (
     count_or_all,
     frames_per_second,
@@ -492,6 +492,8 @@ COMMANDS: tuple[Command, ...] = (
             _replay_run),
     Command("bench", "run policies on a benchmark suite of scenarios (default: standard)",
             _bench_arguments, _bench_run),
+    Command("warmup", "compile and cache every numba kernel ahead of use (Docker builds, "
+            "cluster workers)", warmup.add_arguments, warmup.run),
 )
 
 
