@@ -15,9 +15,10 @@ way (top-level compiles, their CPU seconds), in four settings:
 * ``warm``: the cache that the cold compile of everything below left (only cache loads).
 
 The cold compile of everything comes first: one process with an empty cache runs the core (a
-``Simulator`` with an obstacle: step and queries), then every family's single env and a
-two-world ``OrcaVectorEnv`` of each; with ``--warmup`` also ``orca-env warmup`` in another
-empty cache (the core's parallel step and the evaluation's metrics included). The 1-minute
+``Simulator`` of 100 agents with an obstacle: the serial and the multi-threaded step, queries,
+debug accessors), then for every family the single env's and a two-world ``OrcaVectorEnv``'s
+first step, the heuristic actions and the render data, and one evaluation episode (the crowd
+metrics); with ``--warmup`` also ``orca-env warmup`` in another empty cache. The 1-minute
 load average is printed before and after; the last line is JSON with every figure.
 
     python benchmarks/bench_compile.py [--configs circle_dense bottleneck ...] [--warmup]
@@ -91,13 +92,17 @@ print(json.dumps(out))
 
 _EVERYTHING = _PRELUDE + r"""
 t0, c0 = time.perf_counter(), time.process_time()
+import numba
+import orca_env
 from orca_env.core import Simulator
-sim = Simulator(0.25, 15.0, 10, 10.0, 10.0, 1.5, 2.0)
-sim.add_agents(np.array([[-5.0, 0.0], [5.0, 0.0], [0.0, 5.0]]))
-sim.add_obstacle(np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]]))
-sim.process_obstacles()
-sim.set_pref_velocities(-sim.positions / 5.0)
-sim.step()
+from orca_env.evaluation.suite import evaluate
+for threads in (1, 2):  # 100 agents: the serial step, then the multi-threaded one
+    sim = Simulator(num_threads=min(threads, numba.config.NUMBA_NUM_THREADS))
+    sim.add_agents(np.random.default_rng(0).uniform(-30.0, 30.0, (100, 2)))
+    sim.add_obstacle(np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]]))
+    sim.set_pref_velocities(-sim.positions / 10.0)
+    sim.step()
+sim.orca_lines(0)
 sim.query_agent_neighbors(2, 10.0)
 sim.query_obstacle_neighbors(sim.positions, 10.0, 2)
 sim.query_visibility(np.array([-5.0, 0.0]), np.array([5.0, 0.0]))
@@ -105,6 +110,11 @@ sim.is_walkable(sim.positions)
 for name in sys.argv[1:]:
     first_step(name)
     first_step(name, vector=True)
+    env = orca_env.parallel_env(name)  # what eval and the renderer call besides the step
+    env.reset(seed=0)
+    env.heuristic_actions()
+    env.render_data()
+evaluate("bottleneck", "orca", episodes=1, overrides={"max_steps": 10})  # the crowd metrics
 print(json.dumps({"s": time.perf_counter() - t0, "cpu": time.process_time() - c0,
                   "compiles": _C.n, "compile_cpu": _C.cpu}))
 """

@@ -182,8 +182,8 @@ def lidar_scan(live, pos, radius, active, axes, fov, max_range, points, next_ids
             out[q, k] = max_range
         n_seg = 0
         if m > 0:
-            n_seg = min(query_segments(px, py, range_sq, False, True, points, next_ids,
-                                       seg_order, boxes, seg_ids, seg_dsq), m)
+            n_seg = min(query_segments(px, py, range_sq, np.bool_(False), np.bool_(True), points,
+                                       next_ids, seg_order, boxes, seg_ids, seg_dsq), m)
         for c in range(n_seg):
             s = seg_ids[c]
             t = next_ids[s]

@@ -292,7 +292,8 @@ def query_many(query_ids, positions, range_sq, k, tree, out_ids, out_dist_sq):
         i = query_ids[q]
         n = query_agent_neighbors(
             i, positions[i, 0], positions[i, 1], range_sq, k, positions, order, node_begin,
-            node_end, node_left, node_right, node_box, stack, ids, dsq, False, -1, no_layers,
+            node_end, node_left, node_right, node_box, stack, ids, dsq, np.bool_(False),
+            np.int64(-1), no_layers,
         )  # fmt: skip
         for j in range(n):
             out_ids[q, j] = ids[j]

@@ -43,6 +43,9 @@ CONTACT_MARGIN = 1e-6
 #   bundles) to the helpers it calls per agent or per neighbour: each read of a bundle field
 #   costs numba an atomic reference-count increment and decrement, which cost ~15% of the step
 #   when done per neighbour.
+# One rule keeps the compile small: a kernel hands flags and numbers to another as values
+# (``np.bool_(True)``, ``np.int64(0)``, a variable), never as constants: numba types a constant
+# argument as a literal and compiles the callee once per value (``orca_env.core.families``).
 #
 # Adding a per-agent parameter touches exactly these places:
 #   1. simulator.py: its entry in ``_AGENT_PARAMS`` (dtype, check, message), its default as a
@@ -237,7 +240,7 @@ def linear_program3(lines, n_lines, num_obst_lines, begin_line, radius, res_x, r
                 n_proj += 1
             temp_x = res_x
             temp_y = res_y
-            fail, new_x, new_y = linear_program2(proj, n_proj, radius, -diy, dix, True)
+            fail, new_x, new_y = linear_program2(proj, n_proj, radius, -diy, dix, np.bool_(True))
             if fail < n_proj:
                 # Should in principle not happen: the result is by definition already in the
                 # feasible region of this linear program. If it fails, it is due to small
@@ -286,7 +289,7 @@ def obstacle_orca_lines(
     Returns:
         Number of lines written.
     """
-    n_lines = 0
+    n_lines = np.int64(0)  # not a constant: _push_line compiles once
     inv_tho = 1.0 / time_horizon_obst
     radius_sq = radius * radius
     for k in range(n_obst):
@@ -667,33 +670,28 @@ def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_c
             # Obstacle neighbours: range depends on how far the agent can get within the horizon.
             r = time_horizons_obst[i] * max_speeds[i] + radii[i]
             n_obst = query_segments(
-                x, y, r * r, True, False, o_points, o_next, seg_order, seg_boxes, obst_ids, obst_dsq
-            )
+                x, y, r * r, np.bool_(True), np.bool_(False), o_points, o_next, seg_order,
+                seg_boxes, obst_ids, obst_dsq,
+            )  # fmt: skip
             if n_obst > obst_cap:
                 obst_cap = 2 * n_obst
                 obst_ids = np.empty(obst_cap, dtype=np.int64)
                 obst_dsq = np.empty(obst_cap, dtype=np.float64)
                 n_obst = query_segments(
-                    x, y, r * r, True, False, o_points, o_next, seg_order, seg_boxes, obst_ids,
-                    obst_dsq,
+                    x, y, r * r, np.bool_(True), np.bool_(False), o_points, o_next, seg_order,
+                    seg_boxes, obst_ids, obst_dsq,
                 )  # fmt: skip
                 line_cap = obst_cap + max_nbr_cap + 1 + v_cap
                 lines = np.empty((line_cap, 4), dtype=np.float64)
                 proj = np.empty((line_cap, 4), dtype=np.float64)
         mask = avoid_masks[i]
-        if (mask & common_layers) != 0:
-            # Avoids every agent: the unfiltered search (a constant False, compiled apart).
-            n_nbr = query_agent_neighbors(
-                i, x, y, neighbor_dists[i] * neighbor_dists[i], max_neighbors[i], pos, order,
-                node_begin, node_end, node_left, node_right, node_box, stack, nbr_ids, nbr_dsq,
-                False, mask, layers,
-            )  # fmt: skip
-        else:
-            n_nbr = query_agent_neighbors(
-                i, x, y, neighbor_dists[i] * neighbor_dists[i], max_neighbors[i], pos, order,
-                node_begin, node_end, node_left, node_right, node_box, stack, nbr_ids, nbr_dsq,
-                True, mask, layers,
-            )  # fmt: skip
+        # An agent whose mask meets every agent's layers takes the unfiltered search. Flags are
+        # runtime values, not constants: constants would compile a kernel per value.
+        n_nbr = query_agent_neighbors(
+            i, x, y, neighbor_dists[i] * neighbor_dists[i], max_neighbors[i], pos, order,
+            node_begin, node_end, node_left, node_right, node_box, stack, nbr_ids, nbr_dsq,
+            (mask & common_layers) == 0, mask, layers,
+        )  # fmt: skip
         if max_speeds[i] == 0.0:
             # A standing agent: the LP's speed disc is a point.
             out_vel[i, 0] = 0.0
@@ -715,7 +713,7 @@ def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_c
         n_lines += nv
         n_obst_lines += nv
         fail, rx, ry = linear_program2(
-            lines, n_lines, max_speeds[i], pref[i, 0], pref[i, 1], False
+            lines, n_lines, max_speeds[i], pref[i, 0], pref[i, 1], np.bool_(False)
         )
         used_lp3 = fail < n_lines
         if used_lp3:
@@ -822,16 +820,16 @@ def apply_velocities(ids, active, pos, vel, pref, time_step, obst, out):
         if has_obst and (dx != 0.0 or dy != 0.0):
             reach_sq = dx * dx + dy * dy
             n = query_segments(
-                sx, sy, reach_sq, False, True, o_points, o_next, seg_order, seg_boxes, seg_ids,
-                seg_dsq
-            )
+                sx, sy, reach_sq, np.bool_(False), np.bool_(True), o_points, o_next, seg_order,
+                seg_boxes, seg_ids, seg_dsq,
+            )  # fmt: skip
             if n > cap:
                 cap = 2 * n
                 seg_ids = np.empty(cap, dtype=np.int64)
                 seg_dsq = np.empty(cap, dtype=np.float64)
                 n = query_segments(
-                    sx, sy, reach_sq, False, True, o_points, o_next, seg_order, seg_boxes, seg_ids,
-                    seg_dsq,
+                    sx, sy, reach_sq, np.bool_(False), np.bool_(True), o_points, o_next,
+                    seg_order, seg_boxes, seg_ids, seg_dsq,
                 )  # fmt: skip
             for q in range(n):
                 s = seg_ids[q]

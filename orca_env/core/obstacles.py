@@ -525,8 +525,8 @@ def walkable(px, py, clearance, points, next_ids, polygon, is_boundary, seg_orde
                 break
         if ok and clearance > 0.0:
             n = query_segments(
-                x, y, clearance * clearance, False, False, points, next_ids, seg_order, boxes, ids,
-                dsq
+                x, y, clearance * clearance, np.bool_(False), np.bool_(False), points, next_ids,
+                seg_order, boxes, ids, dsq,
             )
             ok = n == 0
         out[k] = ok
@@ -556,7 +556,8 @@ def query_many(points, range_sq, o_points, o_next, seg_order, boxes, out_ids, ou
         x = points[q, 0]
         y = points[q, 1]
         n = query_segments(
-            x, y, range_sq, True, False, o_points, o_next, seg_order, boxes, ids, dsq
+            x, y, range_sq, np.bool_(True), np.bool_(False), o_points, o_next, seg_order, boxes,
+            ids, dsq,
         )
         for j in range(min(n, k)):
             s = ids[j]
