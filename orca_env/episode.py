@@ -70,7 +70,7 @@ def _env_kernels() -> list:
 
     F1, F2, I1, B1 = arr(f8, 1), arr(f8, 2), arr(i8, 1), arr(b1, 1)
     F1r, F2r = arr(f8, 1, True), arr(f8, 2, True)  # WorldBatch's read-only properties
-    return core_kernels(parallel=False) + [
+    return core_kernels(step=False) + [
         (run_worlds, WorldBatch.kernel_types()),
         (step.clip_actions, (F2, b1)),
         # heuristic actions (EnvState.heuristic_actions)

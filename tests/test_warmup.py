@@ -94,7 +94,7 @@ def test_warmup_check_on_a_fresh_cache_lists_kernels_and_fails(warmed):
     _, before, _, _ = warmed
     assert before.returncode == 1, before.stdout + before.stderr
     assert "not cached: env: stages.run_worlds" in before.stdout
-    assert "not cached: core: core.batch.step_world" in before.stdout
+    assert "not cached: core: core.kernels.compute_velocities_serial" in before.stdout
     assert "not cached: metrics: evaluation.social._crowd_kernel" in before.stdout
 
 

@@ -44,8 +44,10 @@ CONTACT_MARGIN = 1e-6
 #   costs numba an atomic reference-count increment and decrement, which cost ~15% of the step
 #   when done per neighbour.
 # One rule keeps the compile small: a kernel hands flags and numbers to another as values
-# (``np.bool_(True)``, ``np.int64(0)``, a variable), never as constants: numba types a constant
+# (``np.bool_(True)``, ``np.int64(0)``, a variable), not as constants: numba types a constant
 # argument as a literal and compiles the callee once per value (``orca_env.core.families``).
+# The exceptions are deliberate, in the step's hot path: ``_compute_block``'s neighbour search
+# (filtered or not) and its LP (``direction_opt``), measured faster specialised.
 #
 # Adding a per-agent parameter touches exactly these places:
 #   1. simulator.py: its entry in ``_AGENT_PARAMS`` (dtype, check, message), its default as a
@@ -240,7 +242,7 @@ def linear_program3(lines, n_lines, num_obst_lines, begin_line, radius, res_x, r
                 n_proj += 1
             temp_x = res_x
             temp_y = res_y
-            fail, new_x, new_y = linear_program2(proj, n_proj, radius, -diy, dix, np.bool_(True))
+            fail, new_x, new_y = linear_program2(proj, n_proj, radius, -diy, dix, True)
             if fail < n_proj:
                 # Should in principle not happen: the result is by definition already in the
                 # feasible region of this linear program. If it fails, it is due to small
@@ -685,13 +687,21 @@ def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_c
                 lines = np.empty((line_cap, 4), dtype=np.float64)
                 proj = np.empty((line_cap, 4), dtype=np.float64)
         mask = avoid_masks[i]
-        # An agent whose mask meets every agent's layers takes the unfiltered search. Flags are
-        # runtime values, not constants: constants would compile a kernel per value.
-        n_nbr = query_agent_neighbors(
-            i, x, y, neighbor_dists[i] * neighbor_dists[i], max_neighbors[i], pos, order,
-            node_begin, node_end, node_left, node_right, node_box, stack, nbr_ids, nbr_dsq,
-            (mask & common_layers) == 0, mask, layers,
-        )  # fmt: skip
+        # An agent whose mask meets every agent's layers takes the unfiltered search.
+        # Constant flags on purpose: the neighbour search compiles apart for each (the
+        # unfiltered one skips the layer test), measured faster than one taking a value.
+        if (mask & common_layers) != 0:
+            n_nbr = query_agent_neighbors(
+                i, x, y, neighbor_dists[i] * neighbor_dists[i], max_neighbors[i], pos, order,
+                node_begin, node_end, node_left, node_right, node_box, stack, nbr_ids, nbr_dsq,
+                False, mask, layers,
+            )  # fmt: skip
+        else:
+            n_nbr = query_agent_neighbors(
+                i, x, y, neighbor_dists[i] * neighbor_dists[i], max_neighbors[i], pos, order,
+                node_begin, node_end, node_left, node_right, node_box, stack, nbr_ids, nbr_dsq,
+                True, mask, layers,
+            )  # fmt: skip
         if max_speeds[i] == 0.0:
             # A standing agent: the LP's speed disc is a point.
             out_vel[i, 0] = 0.0
@@ -712,8 +722,10 @@ def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_c
         )  # fmt: skip
         n_lines += nv
         n_obst_lines += nv
+        # A constant flag on purpose: the LPs compile once per direction_opt, the hot path's
+        # own specialisation (measured faster than one kernel taking the flag as a value).
         fail, rx, ry = linear_program2(
-            lines, n_lines, max_speeds[i], pref[i, 0], pref[i, 1], np.bool_(False)
+            lines, n_lines, max_speeds[i], pref[i, 0], pref[i, 1], False
         )
         used_lp3 = fail < n_lines
         if used_lp3:
@@ -733,6 +745,19 @@ def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_c
         out_lp3[i] = used_lp3
 
 
+@njit(cache=True, error_model="numpy")
+def compute_velocities_serial(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_cap, out,
+                              vlines, n_vlines):
+    """New velocities of all agents ``ids``, on one thread.
+
+    Arguments as :func:`_compute_block`; the bundles may come as plain tuples in field order.
+    """
+    _compute_block(
+        ids, pos, vel, pref, AgentParams(*params), time_step, AgentTree(*tree), Obstacles(*obst),
+        max_nbr_cap, StepOutput(*out), vlines, n_vlines,
+    )  # fmt: skip
+
+
 @njit(cache=True, parallel=True, error_model="numpy")
 def compute_velocities_parallel(
     ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_cap, out, vlines, n_vlines,
@@ -742,7 +767,7 @@ def compute_velocities_parallel(
 
     Arguments as :func:`_compute_block`; the bundles may come as plain tuples in field order. Each
     agent's result depends only on the shared read-only state, so the output is bit-identical to
-    one block (:func:`orca_env.core.batch.step_world`, the serial step) for any number of threads.
+    :func:`compute_velocities_serial` for any number of threads.
     """
     params = AgentParams(*params)
     tree = AgentTree(*tree)

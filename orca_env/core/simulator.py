@@ -20,7 +20,7 @@ import warnings
 import numba
 import numpy as np
 
-from . import batch, families, kdtree, kernels, obstacles
+from . import families, kdtree, kernels, obstacles
 
 # Per-agent parameters: name -> (dtype, check, message). ``check`` receives a numpy array. Each
 # has a ``Simulator.__init__`` keyword (its default), storage ``self._<name>``, and a field of
@@ -95,7 +95,6 @@ _AGENT_ARRAYS = {
 
 # Writable empty arrays for the step kernels' optional inputs (a numba global would be a
 # read-only constant, another type, hence another compiled specialisation).
-_NO_VELOCITY = np.zeros((0, 2))
 _NO_VLINES = np.zeros((0, 0, 4))
 _NO_NV = np.zeros(0, dtype=np.int64)
 
@@ -773,33 +772,12 @@ class Simulator:
         vel = self._vel[:n]
         pref = self._pref[:n]
         active = self._active[:n]
-        params = self._params_bundle()
-        threads = self._threads() if n >= 64 else 1  # small steps stay serial
-        if threads > 1 and int(np.count_nonzero(active)) >= 64:
-            self._step_parallel(obst, pos, vel, pref, active, params, threads)
-        else:
-            # The pipeline's own compiled step (one kernel for the core and the env): the
-            # arguments have exactly the types the env's step passes.
-            self.record_step_start()
-            nodes = max(2 * n - 1, 1)
-            batch.step_world(
-                pos, vel, pref, active, self._kd_order, tuple(params), self._time_step, obst,
-                self._max_nbr, (_NO_VELOCITY, self._n_lines[:n], self._lp3[:n],
-                                self._corrected[:n], self._intervention[:n]),
-                (np.empty(nodes, dtype=np.int64), np.empty(nodes, dtype=np.int64),
-                 np.empty(nodes, dtype=np.int64), np.empty(nodes, dtype=np.int64),
-                 np.empty((nodes, 4))),
-                np.empty((n, 2)), _NO_VLINES, _NO_NV,
-            )  # fmt: skip
-        self._clock[0] += self._time_step
-
-    def _step_parallel(self, obst, pos, vel, pref, active, params, threads):
-        """The velocity computation in blocks over ``threads`` numba threads, then the move."""
         tree = self._build_tree(pos, active, persist=True)
         ids = tree.order  # the active agents (in tree order: any order gives the same results)
+        params = self._params_bundle()
         # kernels.StepOutput's fields, as a plain tuple (see kernels: cheaper to dispatch).
-        out = (vel.copy(), self._n_lines[:self._n], self._lp3[:self._n],
-               self._corrected[:self._n], self._intervention[:self._n])  # fmt: skip
+        out = (vel.copy(), self._n_lines[:n], self._lp3[:n], self._corrected[:n],
+               self._intervention[:n])  # fmt: skip
         self._last = {
             "pos": pos.copy(),
             "vel": vel.copy(),
@@ -807,16 +785,22 @@ class Simulator:
             "params": params,
             "time_step": self._time_step,
         }
-        previous = numba.get_num_threads()
-        numba.set_num_threads(threads)
-        try:
-            kernels.compute_velocities_parallel(
-                ids, pos, vel, pref, tuple(params), self._time_step, tuple(tree), obst,
-                self._max_nbr, out, _NO_VLINES, _NO_NV, 4 * threads,
-            )  # fmt: skip
-        finally:
-            numba.set_num_threads(previous)
+        # Writable empty velocity constraints (RVO2's LP): the types the env's step passes, so
+        # the core and the env share one compiled _compute_block.
+        args = (ids, pos, vel, pref, tuple(params), self._time_step, tuple(tree), obst,
+                self._max_nbr, out, _NO_VLINES, _NO_NV)  # fmt: skip
+        threads = self._threads() if ids.size >= 64 else 1  # small steps stay serial
+        if threads > 1:
+            previous = numba.get_num_threads()
+            numba.set_num_threads(threads)
+            try:
+                kernels.compute_velocities_parallel(*args, 4 * threads)
+            finally:
+                numba.set_num_threads(previous)
+        elif ids.size:
+            kernels.compute_velocities_serial(*args)
         kernels.apply_velocities(ids, active, pos, vel, pref, self._time_step, obst, out)
+        self._clock[0] += self._time_step
 
     # ------------------------------------------------------------------ queries
     def _agent_id(self, i):
@@ -1006,12 +990,12 @@ class Simulator:
         )
 
 
-def core_kernels(parallel=True):
+def core_kernels(step=True):
     """The kernels :class:`Simulator` calls, with the argument types its call sites pass.
 
     Args:
-        parallel: Include the multi-threaded step (``num_threads > 1``, 64 agents or more),
-            which the env never runs.
+        step: Include :meth:`Simulator.step`'s kernels (serial and multi-threaded), which the
+            env does not run (its pipeline steps every world in its own kernel).
     """
     from numba import types as nt
 
@@ -1028,14 +1012,12 @@ def core_kernels(parallel=True):
     params = tup(F1, F1, F1, I1, F1, F1, F1, I1, I1)  # AgentParams' fields
     tree = tup(I1, I1, I1, I1, I1, F2)  # AgentTree's fields
     out = tup(F2, I1, B1, B1, F1)  # StepOutput's fields
-    nodes = tup(I1, I1, I1, I1, F2)
-    step = [  # serial: the env pipeline's own step of one world; parallel: blocks of agents
-        (batch.step_world, (F2, F2, F2, B1, I1, params, f8, obst, i8, out, nodes, F2, F3, I1))]
-    if parallel:
-        step += [(kernels.compute_velocities_parallel,
-                  (I1, F2, F2, F2, params, f8, tree, obst, i8, out, F3, I1, i8)),
-                 (kernels.apply_velocities, (I1, B1, F2, F2, F2, f8, obst, out))]
-    return step + [
+    steps = [(kernels.compute_velocities_serial,
+              (I1, F2, F2, F2, params, f8, tree, obst, i8, out, F3, I1)),
+             (kernels.compute_velocities_parallel,
+              (I1, F2, F2, F2, params, f8, tree, obst, i8, out, F3, I1, i8)),
+             (kernels.apply_velocities, (I1, B1, F2, F2, F2, f8, obst, out))] if step else []
+    return steps + [
         # kd-tree and queries
         (kdtree.partition_active, (I1, B1, I1)),
         (kdtree.build_agent_tree, (F2, tree)),
