@@ -13,6 +13,8 @@ the video extra, ``pip install "orca-env[video]"``; without them :class:`Rendere
 
 A frame is the scene below a band (the HUD) that holds the title, the step and time, the agent
 counts by status and a legend of the colours and marks, so the HUD never covers the scene.
+Its text is ``freesansbold.ttf``, the TrueType font pygame-ce ships, drawn through
+``pygame.freetype`` without kerning (no system font needed; see :class:`_Font`).
 Agents are discs filled by population (learned blue, ORCA crowd grey, non-reactive purple, linear
 brown, social-force olive, replayed pedestrians pink) with a
 ring by status (at goal green, collided red, stalled orange, timed out dark grey); agents that
@@ -286,9 +288,8 @@ class Renderer:
     def _start(self, data: Mapping[str, Any]) -> None:
         pygame = require_pygame()
         self._pg = pygame
-        pygame.font.init()
-        self._font = pygame.font.Font(None, max(15, self.size // 32))
-        self._small = pygame.font.Font(None, max(14, self.size // 40))
+        self._font = _Font(pygame, max(11, self.size // 42))
+        self._small = _Font(pygame, max(10, self.size // 52))
         if self.render_mode == "human":
             if _no_display():
                 # SDL would try Wayland first, print an error line, then draw off screen.
@@ -672,7 +673,7 @@ class Renderer:
                     if kind not in ("title", "clock", "text", "count"):
                         self._legend_item(static, kind, arg, text, x, y)
                     elif kind == "text":
-                        static.blit(self._small.render(text, True, COLORS["text"]), (x, y))
+                        self._small.draw(static, (x, y), text, COLORS["text"])
             self._static = static
         surf.blit(self._static, (0, 0))
 
@@ -705,9 +706,9 @@ class Renderer:
             for xe in (x, x + bar):
                 pg.draw.line(surf, COLORS["text"], (xe, c[1] - 3), (xe, c[1] + 3), 1)
             text = f"{metres:g} m"
-            surf.blit(self._small.render(text, True, COLORS["text"]), (x + bar + 6, y))
+            self._small.draw(surf, (x + bar + 6, y), text, COLORS["text"])
             return
-        surf.blit(self._small.render(text, True, COLORS["text"]), (x + h + 4, y))
+        self._small.draw(surf, (x + h + 4, y), text, COLORS["text"])
 
     def _draw_band(self, surf: Any, data: Mapping[str, Any], statuses: np.ndarray,
                    active: np.ndarray, pops: np.ndarray) -> None:
@@ -733,7 +734,7 @@ class Renderer:
                 else:
                     continue
                 if text:
-                    surf.blit(font.render(text, True, COLORS["text"]), (x, y))
+                    font.draw(surf, (x, y), text, COLORS["text"])
 
     def _draw_debug(self, surf: Any, data: Mapping[str, Any], i: int) -> None:
         """Inset (bottom right): ORCA half-planes of agent ``i`` in its velocity space."""
@@ -779,9 +780,7 @@ class Renderer:
             q = to_in(np.asarray(vel, dtype=np.float64)[i])
             _arrow(pg, inset, COLORS["velocity"], c, q, 2)
             pg.draw.circle(inset, COLORS["velocity"], q, 3)
-        label = self._small.render(f"ORCA agent {i}: {lines.shape[0]} lines", True,
-                                   COLORS["text"])
-        inset.blit(label, (4, 4))
+        self._small.draw(inset, (4, 4), f"ORCA agent {i}: {lines.shape[0]} lines", COLORS["text"])
         pg.draw.rect(inset, COLORS["text"], inset.get_rect(), 1)
         surf.blit(inset, (self.width - side - 6, self.height - side - 6))
 
@@ -815,6 +814,44 @@ def status_counts(populations: Any, statuses: Any, active: Any) -> dict[str, dic
             row[label] = int(sel.sum())
         out[who] = row
     return out
+
+
+class _Font:
+    """Text of the frames: the TrueType font pygame-ce ships, drawn by FreeType.
+
+    The font is ``freesansbold.ttf``, which the pygame package ships (``pygame.freetype
+    .get_default_font()``), so no system font is needed and frames look the same everywhere.
+    ``size`` is the em size in pixels (``pygame.font.Font(None, s)`` draws that font at about
+    0.69 s). Kerning is off: the font's kerning pairs, applied to glyphs hinted to whole
+    pixels, open gaps at frame sizes ("bott leneck", "t imed out"); FreeType's unkerned
+    advances space them evenly. Text is placed by its line box (top at ``y``, height
+    :meth:`get_height`), so texts of one font share a baseline whatever their glyphs.
+    """
+
+    def __init__(self, pg: Any, size: int) -> None:
+        import pygame.freetype  # noqa: PLC0415  (a submodule pygame does not import itself)
+
+        pygame.freetype.init()
+        # None: the package's own freesansbold.ttf (pygame.freetype.get_default_font()).
+        self._ft = pygame.freetype.Font(None, size)
+        self._ft.kerning = False
+        self._ft.antialiased = True
+        self._ft.origin = True  # render_to's position is the baseline's start
+        self._ascender = self._ft.get_sized_ascender()
+        self._height = self._ft.get_sized_height()
+
+    def get_height(self) -> int:
+        """The line's height, pixels."""
+        return self._height
+
+    def size(self, text: str) -> tuple[int, int]:
+        """``(width, height)`` of ``text``, pixels."""
+        return self._ft.get_rect(text).width if text else 0, self._height
+
+    def draw(self, surf: Any, pos: tuple[float, float], text: str, color: tuple) -> None:
+        """Draw ``text`` with the top of its line at ``pos``."""
+        if text:
+            self._ft.render_to(surf, (int(pos[0]), int(pos[1]) + self._ascender), text, color)
 
 
 def _mix(a: tuple, b: tuple, t: float) -> tuple:
