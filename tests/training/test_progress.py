@@ -13,10 +13,11 @@ from orca_env.training.sb3.trainer import steps_to_run  # noqa: E402
 
 
 def test_steps_to_run_rounds_up_to_whole_rollouts():
-    ppo = SimpleNamespace(n_envs=128, n_steps=512)  # the default config's 8 worlds x 16 agents
-    assert steps_to_run(ppo, 1_500_000) == (1_507_328, 65_536)
-    assert steps_to_run(ppo, 65_536) == (65_536, 65_536)
-    assert steps_to_run(ppo, 1) == (65_536, 65_536)
+    # The default config (configs/train/circle_ppo.yaml): 8 worlds x 16 agents, n_steps 64.
+    ppo = SimpleNamespace(n_envs=128, n_steps=64)
+    assert steps_to_run(ppo, 1_500_000) == (1_507_328, 8_192)  # issue 25's 1,507,328
+    assert steps_to_run(ppo, 8_192) == (8_192, 8_192)
+    assert steps_to_run(ppo, 1) == (8_192, 8_192)
     assert steps_to_run(ppo, 0) == (0, 1)
     from stable_baselines3.common.type_aliases import TrainFreq, TrainFrequencyUnit
 

@@ -273,7 +273,7 @@ def steps_to_run(model, remaining: int) -> tuple[int, int]:
     SB3 stops only between rollouts: PPO and A2C collect ``n_steps`` steps of every env row per
     rollout, an off-policy algorithm ``train_freq`` steps of every row (with a step unit), and
     ``learn`` goes on while fewer than ``remaining`` were taken. So ``remaining`` is rounded up
-    to whole rollouts (the default config's 1,500,000 are 23 rollouts of 65,536: 1,507,328).
+    to whole rollouts (the default config's 1,500,000 are 184 rollouts of 8,192: 1,507,328).
 
     Returns:
         ``(steps, unit)``: the steps that will run and the rollout's size (``n_envs`` when the
