@@ -84,9 +84,9 @@ import numpy as np
 from .codes import STATUSES, Population, Status
 from .files import NO_ROOM, WriteError, atomic_path, no_room_error, write_error
 
-__all__ = ["Renderer", "VideoWriter", "write_video", "COLORS", "LABELS", "fit_view",
-           "status_counts", "frame_size", "require_pygame", "require_imageio", "VIDEO_EXTRA",
-           "MIN_SIZE", "MAX_SIZE"]
+__all__ = ["Renderer", "VideoWriter", "write_video", "COLORS", "LABELS", "STYLE", "fit_view",
+           "status_counts", "frame_size", "mix_colors", "require_pygame", "require_imageio",
+           "VIDEO_EXTRA", "MIN_SIZE", "MAX_SIZE"]
 
 #: How to install what rendering, videos and plots need.
 VIDEO_EXTRA = 'pip install "orca-env[video]"'
@@ -169,6 +169,17 @@ LABELS = {"learned": "learned", "orca": "ORCA crowd", "non_reactive": "non-react
           "at_goal": "at goal", "collided": "collided", "deadlocked": "stalled",
           "timed_out": "timed out"}
 _POP_NAMES = tuple(p.name.lower() for p in Population)
+#: How the marks are drawn, in agent radii and mixing fractions; the pygame frames and the HTML
+#: viewer (:mod:`orca_env.evaluation.html_viewer`) both draw with these and :data:`COLORS`.
+STYLE = {
+    "ring": 0.35,  # width of the status ring (at least 2 px)
+    "goal": 0.6,  # half-size of a goal's cross (at least 3 px)
+    "nose": (0.9, 0.2, 0.45),  # heading triangle: tip and base ahead of the centre, half-width
+    "fade_agent": 0.6,  # an agent that left, finished: its fill mixed towards the background
+    "fade_ring": 0.35,  # ... and its status ring
+    "fade_trail": 0.55,  # trails
+    "few": 60,  # up to this many agents every goal and arrow is drawn; else the learned ones'
+}
 #: Statuses after which an agent that left the simulation is drawn faded where it stopped.
 _FINISHED = (Status.AT_GOAL, Status.DEADLOCKED, Status.TIMED_OUT)
 
@@ -360,6 +371,9 @@ class Renderer:
             legend.append(("pop", name, LABELS[name]))
         for st in (Status.AT_GOAL, Status.COLLIDED, Status.DEADLOCKED, Status.TIMED_OUT):
             legend.append(("ring", STATUSES[st], LABELS[STATUSES[st]]))
+        headings = data.get("headings")
+        if headings is not None and np.isfinite(np.asarray(headings, dtype=np.float64)).any():
+            legend.append(("nose", None, "heading"))
         legend.append(("faded", None, "left, finished"))
         legend.append(("left_hit", None, "left, collided"))
         legend.append(("arrow", "velocity", "velocity"))
@@ -499,7 +513,7 @@ class Renderer:
                     else np.asarray(statuses, dtype=np.int64))
         px = self._to_px(pos)
         rpx = np.maximum(radii * self._scale, 1.5)
-        few = n <= 60
+        few = n <= STYLE["few"]
         live = np.flatnonzero(active)
 
         # Agents that finished and left: faded where they stopped, under everything else.
@@ -510,7 +524,8 @@ class Renderer:
         # Trails (oldest first), goals and waypoints under the agents.
         if self._trail is not None and self._trail_len > 1:
             tr = self._to_px(self._trail[-self._trail_len:])
-            faded = [_mix(COLORS[p], COLORS["background"], 0.55) for p in _POP_NAMES]
+            faded = [mix_colors(COLORS[p], COLORS["background"], STYLE["fade_trail"])
+                     for p in _POP_NAMES]
             for i in live:
                 pg.draw.lines(surf, faded[pops[i]], False, tr[:, i].tolist(), 1)
         goals = data.get("goals")
@@ -520,7 +535,7 @@ class Renderer:
                 col = COLORS[_POP_NAMES[pops[i]]]
                 # A replayed pedestrian's goal is its scenario slot's, not where its track goes.
                 if pops[i] == Population.LEARNED or (few and pops[i] != Population.REPLAY):
-                    _cross(pg, surf, col, gpx[i], max(3.0, 0.6 * rpx[i]))
+                    _cross(pg, surf, col, gpx[i], max(3.0, STYLE["goal"] * rpx[i]))
         targets = data.get("targets")
         if targets is not None and goals is not None:
             t = np.asarray(targets, dtype=np.float64)
@@ -543,7 +558,7 @@ class Renderer:
             pg.draw.circle(surf, fill, px[i], rpx[i])
             if st != Status.ACTIVE:
                 ring = COLORS[STATUSES[st]]
-                pg.draw.circle(surf, ring, px[i], rpx[i], max(2, int(rpx[i] * 0.35)))
+                pg.draw.circle(surf, ring, px[i], rpx[i], max(2, int(rpx[i] * STYLE["ring"])))
             if i == sel:
                 pg.draw.circle(surf, COLORS["selected"], px[i], rpx[i] + 3, 2)
         # Headings of non-holonomic agents: a white nose at the front of the disc (y is up).
@@ -552,12 +567,7 @@ class Renderer:
             hd = np.asarray(headings, dtype=np.float64)
             for i in live:
                 if np.isfinite(hd[i]):
-                    f = np.array([np.cos(hd[i]), -np.sin(hd[i])])
-                    side = np.array([-f[1], f[0]])
-                    r = rpx[i]
-                    pg.draw.polygon(surf, COLORS["heading"], [
-                        (px[i] + 0.9 * r * f).tolist(), (px[i] + 0.2 * r * f + 0.45 * r * side)
-                        .tolist(), (px[i] + 0.2 * r * f - 0.45 * r * side).tolist()])
+                    _nose(pg, surf, px[i], rpx[i], hd[i])
         # Collided agents that left the simulation stay visible as a red cross where they hit.
         for i in np.flatnonzero(~active & (statuses == Status.COLLIDED)):
             _cross(pg, surf, COLORS["collided"], px[i], max(4.0, rpx[i]))
@@ -626,10 +636,11 @@ class Renderer:
     def _faded_agent(self, surf: Any, p: Any, r: float, pop: str, status: str | None) -> None:
         """An agent that left the simulation: a faded disc (and a faded status ring)."""
         pg = self._pg
-        pg.draw.circle(surf, _mix(COLORS[pop], COLORS["background"], 0.6), p, r)
+        bg = COLORS["background"]
+        pg.draw.circle(surf, mix_colors(COLORS[pop], bg, STYLE["fade_agent"]), p, r)
         if status is not None:
-            pg.draw.circle(surf, _mix(COLORS[status], COLORS["background"], 0.35), p, r,
-                           max(2, int(r * 0.35)))
+            pg.draw.circle(surf, mix_colors(COLORS[status], bg, STYLE["fade_ring"]), p, r,
+                           max(2, int(r * STYLE["ring"])))
 
     def _update_trails(self, pos: np.ndarray, active: np.ndarray, t: Any) -> None:
         n = pos.shape[0]
@@ -688,6 +699,9 @@ class Renderer:
         elif kind == "ring":
             pg.draw.circle(surf, COLORS["learned"], c, r)
             pg.draw.circle(surf, COLORS[arg], c, r, max(2, int(r * 0.45)))
+        elif kind == "nose":
+            pg.draw.circle(surf, COLORS["learned"], c, r)
+            _nose(pg, surf, c, r, 0.0)
         elif kind == "faded":
             self._faded_agent(surf, c, r, "learned", "at_goal")
         elif kind == "left_hit":
@@ -854,8 +868,19 @@ class _Font:
             self._ft.render_to(surf, (int(pos[0]), int(pos[1]) + self._ascender), text, color)
 
 
-def _mix(a: tuple, b: tuple, t: float) -> tuple:
+def mix_colors(a: tuple, b: tuple, t: float) -> tuple:
+    """The RGB colour ``t`` of the way from ``a`` to ``b`` (faded marks: towards the background)."""
     return tuple(int(round(x + (y - x) * t)) for x, y in zip(a, b, strict=True))
+
+
+def _nose(pg: Any, surf: Any, p: np.ndarray, r: float, heading: float) -> None:
+    """The heading mark: a white triangle at the front of a disc of ``r`` pixels at ``p``."""
+    tip, base, half = STYLE["nose"]
+    f = np.array([np.cos(heading), -np.sin(heading)])  # screen y points down
+    side = np.array([-f[1], f[0]])
+    pg.draw.polygon(surf, COLORS["heading"], [
+        (p + tip * r * f).tolist(), (p + base * r * f + half * r * side).tolist(),
+        (p + base * r * f - half * r * side).tolist()])
 
 
 def _cross(pg: Any, surf: Any, col: tuple, p: np.ndarray, r: float) -> None:
