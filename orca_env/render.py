@@ -85,7 +85,8 @@ from .codes import STATUSES, Population, Status
 from .files import NO_ROOM, WriteError, atomic_path, no_room_error, write_error
 
 __all__ = ["Renderer", "VideoWriter", "write_video", "COLORS", "LABELS", "STYLE", "fit_view",
-           "status_counts", "frame_size", "mix_colors", "require_pygame", "require_imageio",
+           "status_counts", "counted_statuses", "frame_size", "mix_colors", "TRAIL_LENGTH",
+           "ARROW_SECONDS", "require_pygame", "require_imageio",
            "VIDEO_EXTRA", "MIN_SIZE", "MAX_SIZE"]
 
 #: How to install what rendering, videos and plots need.
@@ -169,6 +170,9 @@ LABELS = {"learned": "learned", "orca": "ORCA crowd", "non_reactive": "non-react
           "at_goal": "at goal", "collided": "collided", "deadlocked": "stalled",
           "timed_out": "timed out"}
 _POP_NAMES = tuple(p.name.lower() for p in Population)
+#: Default trail length (steps) and velocity arrows' length (the displacement over so many
+#: seconds), of the frames and the HTML viewer.
+TRAIL_LENGTH, ARROW_SECONDS = 12, 1.0
 #: How the marks are drawn, in agent radii and mixing fractions; the pygame frames and the HTML
 #: viewer (:mod:`orca_env.evaluation.html_viewer`) both draw with these and :data:`COLORS`.
 STYLE = {
@@ -265,7 +269,7 @@ class Renderer:
     """
 
     def __init__(self, render_mode: str = "rgb_array", fps: float = 4, *, size: int = 720,
-                 trail_length: int = 12, arrow_seconds: float = 1.0,
+                 trail_length: int = TRAIL_LENGTH, arrow_seconds: float = ARROW_SECONDS,
                  debug_agent: int | None = None,
                  bounds: tuple[float, float, float, float] | None = None) -> None:
         if render_mode not in ("human", "rgb_array"):
@@ -360,11 +364,11 @@ class Renderer:
         if n_l:
             tables.append([("text", None, f"learned ({n_l}):")]
                           + [("count", ("learned", code), f"{name} {big}")
-                             for code, name in self._counted(learned=True)])
+                             for code, name in counted_statuses(learned=True)])
         if n_c:
             tables.append([("text", None, f"crowd ({n_c}):")]
                           + [("count", ("crowd", code), f"{name} {big}")
-                             for code, name in self._counted(learned=False)])
+                             for code, name in counted_statuses(learned=False)])
         legend: list[tuple] = []
         for code in sorted(set(pops.tolist())):
             name = _POP_NAMES[code]
@@ -412,7 +416,7 @@ class Renderer:
             for col, (kind, arg, text) in enumerate(table):
                 key = "label" if col == 0 else int(arg[1])
                 width_of[key] = max(width_of.get(key, 0), self._item_width(kind, text, small, h))
-        order = ["label"] + [int(code) for code, _ in self._counted(learned=True)]
+        order = ["label"] + [int(code) for code, _ in counted_statuses(learned=True)]
         xs, x = {}, pad
         for key in order:
             if key in width_of:
@@ -439,15 +443,6 @@ class Renderer:
         if kind == "scale":
             return self._scale_bar()[0] + 8 + self._small.size("100 m")[0]
         return sym + font.size(text)[0]
-
-    @staticmethod
-    def _counted(learned: bool) -> list[tuple[int, str]]:
-        """Statuses counted in the band: (code, label)."""
-        out = [(Status.ACTIVE, "active"), (Status.AT_GOAL, "at goal")]
-        if learned:
-            out.append((Status.COLLIDED, "collided"))
-        out += [(Status.DEADLOCKED, "stalled"), (Status.TIMED_OUT, "timed out")]
-        return out
 
     def _scale_bar(self) -> tuple[int, float]:
         """A scale bar between 30 and 200 pixels: ``(pixels, metres)``."""
@@ -803,6 +798,15 @@ class Renderer:
         if self._pg is not None and self.render_mode == "human" and not self.closed:
             self._pg.display.quit()
         self.closed = True
+
+
+def counted_statuses(learned: bool) -> list[tuple[int, str]]:
+    """The statuses the band counts, ``(code, label)`` in its order (crowds never collide)."""
+    out = [(Status.ACTIVE, "active"), (Status.AT_GOAL, "at goal")]
+    if learned:
+        out.append((Status.COLLIDED, "collided"))
+    out += [(Status.DEADLOCKED, "stalled"), (Status.TIMED_OUT, "timed out")]
+    return out
 
 
 def status_counts(populations: Any, statuses: Any, active: Any) -> dict[str, dict[str, int]]:
