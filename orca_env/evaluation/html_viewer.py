@@ -240,7 +240,7 @@ _CSS = """
 body { margin: 0; padding: 8px 16px; background: #f4f4f0; color: #141414;
   font: 14px/1.35 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; }
 h1 { font-size: 16px; margin: 0 0 2px; font-weight: 600; }
-h1 span + span { margin-left: 1.2em; }
+h1 span + span { margin-left: 0.9em; }
 #counts { font-size: 13px; min-height: 1.35em; white-space: pre-wrap; }
 #counts b { font-weight: 600; }
 #stage { margin: 6px 0; }
@@ -553,9 +553,11 @@ _JS = r"""
     if (!part.trim()) continue;
     const span = document.createElement("span");
     span.textContent = part.trim();
+    if (titleEl.childNodes.length) titleEl.appendChild(document.createTextNode(" "));
     titleEl.appendChild(span);
   }
-  document.title = D.title + " - orca-env";
+  document.title = D.title.split("   ").map(function (x) { return x.trim(); })
+    .filter(Boolean).join(" \u00b7 ") + " - orca-env";
   for (const s of D.speeds) {
     const o = document.createElement("option"); o.value = String(s); o.textContent = s + "x";
     speedSel.appendChild(o);
