@@ -71,6 +71,7 @@ from ..environment import OrcaEnv
 from ..files import atomic_write_text, remove_stale_temps
 from ..policies import TRAINED_DIR
 from ..render import require_imageio, require_pygame
+from ..training.run_folder import model_label  # the loaders name their policies with it too
 from .episode_log import EpisodeRecorder, check_size, replay, snapshot
 from .metrics import (
     METRICS,
@@ -162,22 +163,6 @@ def _model_path(spec: str) -> str | None:
     if os.path.isfile(spec) or os.path.isdir(spec):
         return spec
     return os.path.join(TRAINED_DIR, spec) if spec in shipped_policies() else None
-
-
-def model_label(path: str | os.PathLike) -> str:
-    """The label of a model file or run folder in tables, reports and video titles.
-
-    A run folder by its name, a run's ``model.zip`` by its folder's, another ``.zip`` by its
-    file name without the extension; a shipped policy is its folder, so ``generalist``. No
-    host paths: the same run gives the same label wherever it lies.
-    """
-    path = os.path.normpath(os.path.abspath(os.fspath(path)))
-    base, ext = os.path.splitext(os.path.basename(path))
-    if not os.path.isfile(path):
-        return os.path.basename(path)
-    if base == "model":
-        return os.path.basename(os.path.dirname(path))
-    return base if ext == ".zip" else os.path.basename(path)
 
 
 def resolve_policy(spec: Any, model: str | os.PathLike | None = None,

@@ -58,7 +58,7 @@ __all__ = ["MODEL_FILE", "CONFIG_FILE", "NAME_FILE", "COMMAND_FILE", "GIT_FILE",
            "check_new_run_dir", "run_name",
            "check_ship_name", "write_run_info", "RLLIB_CHECKPOINT_DIR", "RLLIB_WEIGHTS_FILE",
            "checkpoint_steps", "model_siblings",
-           "checkpoint_candidates", "latest_checkpoint", "resolve_model"]
+           "checkpoint_candidates", "latest_checkpoint", "resolve_model", "model_label"]
 
 MODEL_FILE = "model.zip"
 CONFIG_FILE = "config.yaml"
@@ -243,6 +243,24 @@ def latest_checkpoint(run_dir: str) -> tuple[str, str, str] | None:
     """
     found = checkpoint_candidates(run_dir)
     return found[0] if found else None
+
+
+def model_label(path: str | os.PathLike) -> str:
+    """The label of a model file or run folder in tables, reports, logs and video titles.
+
+    A run folder by its name, a run's ``model.zip`` by its folder's, another ``.zip`` by its
+    file name without the extension; a shipped policy is its folder, so ``generalist``. No
+    host paths: the same run gives the same label wherever it lies. ``orca-env eval`` and
+    ``bench`` label a model with it (:func:`orca_env.evaluation.suite.resolve_policy`), and
+    the loaders name the policies they load with it, so a run has one label everywhere.
+    """
+    path = os.path.normpath(os.path.abspath(os.fspath(path)))
+    base, ext = os.path.splitext(os.path.basename(path))
+    if not os.path.isfile(path):
+        return os.path.basename(path)
+    if base == "model":
+        return os.path.basename(os.path.dirname(path))
+    return base if ext == ".zip" else os.path.basename(path)
 
 
 def resolve_model(path: str | os.PathLike) -> tuple[str, str | None, str]:

@@ -58,7 +58,7 @@ from ..run_folder import (
 
 __all__ = ["NoCheckpointError", "TrainingInterrupted", "SHIP_FILES", "SHIP_EVAL_FILES",
            "make_training_env", "training_seeds", "check_training_seeds", "find_checkpoint",
-           "save_checkpoint", "train", "print_throughput", "ship", "run_experiment"]
+           "save_checkpoint", "steps_to_run", "train", "print_throughput", "ship", "run_experiment"]
 
 #: Files of a run that :func:`ship` copies (run folder, then its ``eval/``).
 SHIP_FILES = (MODEL_FILE, CONFIG_FILE, VECNORMALIZE_FILE, GIT_FILE, COMMAND_FILE)
@@ -267,6 +267,59 @@ def _checkpoint_callback(cfg: dict, run_dir: str, venv):
     return _Checkpoint(max(cfg["checkpoint_freq"] // venv.num_envs, 1))
 
 
+def steps_to_run(model, remaining: int) -> tuple[int, int]:
+    """The entry-steps ``model.learn(remaining)`` really takes, and the unit it takes them in.
+
+    SB3 stops only between rollouts: PPO and A2C collect ``n_steps`` steps of every env row per
+    rollout, an off-policy algorithm ``train_freq`` steps of every row (with a step unit), and
+    ``learn`` goes on while fewer than ``remaining`` were taken. So ``remaining`` is rounded up
+    to whole rollouts (the default config's 1,500,000 are 184 rollouts of 8,192: 1,507,328).
+
+    Returns:
+        ``(steps, unit)``: the steps that will run and the rollout's size (``n_envs`` when the
+        rollout counts episodes, whose length is not known in advance: then ``steps`` is a
+        lower bound).
+    """
+    if remaining <= 0:
+        return 0, 1
+    n_envs = int(model.n_envs)
+    n_steps = getattr(model, "n_steps", None)
+    freq = getattr(model, "train_freq", None)
+    if n_steps is not None:  # on-policy
+        unit = int(n_steps) * n_envs
+    elif freq is not None and getattr(freq.unit, "value", None) == "step":
+        unit = int(freq.frequency) * n_envs
+    else:
+        unit = n_envs
+    return -(-int(remaining) // unit) * unit, unit
+
+
+def _progress_callback(model, remaining: int):
+    """SB3's progress bar (tqdm with rich) counting the entry-steps that will really run.
+
+    SB3's own bar counts up to ``remaining`` and then past it to the end of the last rollout
+    (issue 25: ``1,507,328/1,500,000``); this one's total is :func:`steps_to_run`, a line says
+    when that differs from ``remaining``, and the count never passes the total (a rollout
+    counted in episodes may run longer than known in advance: the bar then stays full).
+    """
+    from stable_baselines3.common import callbacks  # noqa: PLC0415
+
+    total, unit = steps_to_run(model, remaining)
+    if total != remaining:
+        print(f"Training {total:,} entry-steps: {remaining:,} rounded up to whole rollouts of "
+              f"{unit:,} (SB3 stops between rollouts)", flush=True)
+
+    class _Progress(callbacks.ProgressBarCallback):
+        def _on_training_start(self) -> None:
+            self.pbar = callbacks.tqdm(total=total)
+
+        def _on_step(self) -> bool:
+            self.pbar.update(min(self.training_env.num_envs, total - self.pbar.n))
+            return True
+
+    return _Progress()
+
+
 def _entry_label(cfg: dict, k: int) -> str:
     """A mixture entry in messages: its config's name if it is one, else ``#k``."""
     name = cfg["env"]["mixture"][k].get("config")
@@ -440,7 +493,8 @@ def train(cfg: dict, run_dir: str, resume: tuple[str, ...] | None = None,
         run_dir: The run folder.
         resume: ``(model zip, vecnormalize npz, replay buffer npz)`` to continue from (see
             :func:`find_checkpoint`); the replay buffer is optional.
-        progress_bar: Show SB3's progress bar.
+        progress_bar: Show SB3's progress bar, its total the entry-steps that will really run
+            (:func:`steps_to_run`: whole rollouts).
         built: ``(model, venv, base)`` already built from ``cfg`` and ``resume``
             (:func:`run_experiment` builds them before it writes the run folder).
 
@@ -466,11 +520,12 @@ def train(cfg: dict, run_dir: str, resume: tuple[str, ...] | None = None,
     try:
         if remaining > 0:
             with stopper:
-                model.learn(total_timesteps=remaining,
-                            callback=[_checkpoint_callback(cfg, run_dir, venv),
-                                      _stages_callback(cfg, base), stopper.callback()],
-                            progress_bar=progress_bar, reset_num_timesteps=resume is None,
-                            tb_log_name=cfg["algo"])
+                callback = [_checkpoint_callback(cfg, run_dir, venv),
+                            _stages_callback(cfg, base), stopper.callback()]
+                if progress_bar:  # SB3's bar, counting the steps that will really run
+                    callback.append(_progress_callback(model, remaining))
+                model.learn(total_timesteps=remaining, callback=callback, progress_bar=False,
+                            reset_num_timesteps=resume is None, tb_log_name=cfg["algo"])
         wall = time.perf_counter() - t0
         if stopper.signum is not None:
             path = save_checkpoint(model, venv, run_dir)
