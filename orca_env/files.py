@@ -252,7 +252,6 @@ def read_npz(path: str | os.PathLike, keys: Iterable[str] | None = None, *,
         OSError, zipfile.BadZipFile, EOFError: If the file is not a readable zip (the caller
             names the file).
     """
-    import numpy as np  # noqa: PLC0415
     from numpy.lib import format as npy  # noqa: PLC0415
 
     shapes = shapes or {}

@@ -191,6 +191,7 @@ def shipped_run(tmp_path):
 def test_a_model_zip_whose_data_member_inflates_past_its_cap_is_refused_unread(shipped_run,
                                                                                monkeypatch):
     from orca_env.policies.sb3 import load
+
     from orca_env.training import model_files
 
     load(shipped_run)
@@ -209,6 +210,7 @@ def test_a_model_zip_whose_data_member_inflates_past_its_cap_is_refused_unread(s
 
 def test_a_policy_member_larger_than_the_network_needs_is_refused(shipped_run):
     from orca_env.policies.sb3 import load
+
     from orca_env.training import model_files
 
     policy = load(shipped_run)

@@ -98,13 +98,14 @@ def test_grid_placement_decides_as_all_pairs_bit_for_bit(case, monkeypatch):
         monkeypatch.setattr(module, "DiscGrid", AllPairs)
     slow = _layouts(CASES[case], seeds)
     assert len(fast) == len(slow)
-    for a, b in zip(fast, slow):
+    for a, b in zip(fast, slow, strict=True):
         if isinstance(a, str) or isinstance(b, str):
             assert a == b
             continue
-        for x, y in zip(a[:3], b[:3]):
+        for x, y in zip(a[:3], b[:3], strict=True):
             assert np.array_equal(x, y)
-        assert len(a[3]) == len(b[3]) and all(np.array_equal(p, q) for p, q in zip(a[3], b[3]))
+        assert len(a[3]) == len(b[3])
+        assert all(np.array_equal(p, q) for p, q in zip(a[3], b[3], strict=True))
 
 
 def test_disc_grid_against_all_pairs_on_random_discs():

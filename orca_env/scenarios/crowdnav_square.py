@@ -82,8 +82,11 @@ class CrowdNavSquare(CrowdNavCircle):
         return start, goal
 
     def _draw_point(self, rs, h, grid, parity, radii, w, sign, what):
-        """Draw ``(x, y)`` on the ``sign`` side until clear of the slots ``< h``' starts
-        (``parity`` 0) or goals (1), CrowdNav's loop, measuring the nearby ones only."""
+        """Draw ``(x, y)`` on the ``sign`` side until clear of earlier slots (CrowdNav's loop).
+
+        Clear of the starts (``parity`` 0) or goals (1) of the slots ``< h``; only the nearby
+        ones in ``grid`` are measured.
+        """
         for _ in range(self.MAX_TRIES):
             x = rs.random_sample() * w * 0.5 * sign
             y = (rs.random_sample() - 0.5) * w

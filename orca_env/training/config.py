@@ -63,7 +63,8 @@ __all__ = ["TrainConfigError", "DEFAULT_CONFIG", "REPO_ROOT", "DEFAULTS", "EVAL_
            "BACKEND_KEYS", "STAGE_KEYS", "BOOTSTRAP_MODES", "resolve_config_path",
            "load_train_config", "config_backend", "check_bootstrap", "check_rllib_config",
            "stage_schedule", "normalizes_observations", "policy_kwargs_from_config",
-           "check_model_config", "SB3_POLICY_KWARGS", "RLLIB_POLICY_KWARGS", "MAX_LAYER_WIDTH", "MAX_LAYERS",
+           "check_model_config", "SB3_POLICY_KWARGS", "RLLIB_POLICY_KWARGS", "MAX_LAYER_WIDTH",
+           "MAX_LAYERS",
            "THREADS_ENV", "default_torch_threads"]
 
 #: The default training config (a dense symmetric circle crossing where pure ORCA jams).

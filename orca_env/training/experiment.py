@@ -36,7 +36,8 @@ from .sb3.trainer import (
     training_seeds,
 )
 
-__all__ = ["NoCheckpointError", "TrainingInterrupted", "TrainingWriteError", "SHIP_FILES", "SHIP_EVAL_FILES",
+__all__ = ["NoCheckpointError", "TrainingInterrupted", "TrainingWriteError", "SHIP_FILES",
+           "SHIP_EVAL_FILES",
            "make_training_env", "training_seeds", "check_training_seeds", "find_checkpoint",
            "save_checkpoint", "train", "print_throughput", "ship", "run_experiment",
            "resume_command"]

@@ -13,9 +13,9 @@ What is read from the run folder: ``config.yaml`` through the strict YAML loader
 :func:`orca_env.files.read_npz` (plain arrays, whose names and shapes must match the rebuilt
 network's, checked from their headers before anything is inflated); ``policy_kwargs`` are
 checked by training's own validator (:func:`orca_env.training.config.check_model_config`)
-before RLlib builds anything. Nothing is unpickled: ``rllib_checkpoint/`` (RLlib's ``class_and_ctor_args.pkl``
-and state pickles, which run code when loaded) is never opened here; load it with RLlib's
-``Algorithm.from_checkpoint`` only if you trust its author.
+before RLlib builds anything. Nothing is unpickled: ``rllib_checkpoint/`` (RLlib's
+``class_and_ctor_args.pkl`` and state pickles, which run code when loaded) is never opened
+here; load it with RLlib's ``Algorithm.from_checkpoint`` only if you trust its author.
 
 Actions are the mean of the Gaussian the module outputs (``deterministic=True``, for
 evaluation) or samples from it drawn with ``numpy`` from ``seed``, clipped to the action box.
@@ -170,7 +170,7 @@ def load(path: str | os.PathLike, deterministic: bool = True, env: Any = None,
     if missing:
         raise ValueError(f"{weights!r} lacks the weights {missing[:3]} of the network rebuilt "
                          f"from {cfg_path}")
-    for k, v in own.items():
+    for k in own:
         if arrays[k].dtype.kind != "f" or not np.isfinite(arrays[k]).all():
             raise ValueError(f"{weights!r}: weight {k!r} must hold finite floats, got "
                              f"dtype {arrays[k].dtype}")

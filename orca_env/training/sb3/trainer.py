@@ -58,7 +58,8 @@ from ..run_folder import (
     write_run_info,
 )
 
-__all__ = ["NoCheckpointError", "TrainingInterrupted", "TrainingWriteError", "SHIP_FILES", "SHIP_EVAL_FILES",
+__all__ = ["NoCheckpointError", "TrainingInterrupted", "TrainingWriteError", "SHIP_FILES",
+           "SHIP_EVAL_FILES",
            "make_training_env", "training_seeds", "check_training_seeds", "find_checkpoint",
            "save_checkpoint", "train", "print_throughput", "ship", "run_experiment"]
 
