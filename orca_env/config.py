@@ -177,14 +177,23 @@ def load_yaml(source: str | os.PathLike) -> Any:
         The document (``None`` for an empty file).
 
     Raises:
-        ValueError: On a repeated key, too many aliases or invalid YAML (naming the file).
+        ValueError: On a repeated key, too many aliases, invalid YAML or bytes that are not
+            UTF-8 (naming the file).
         FileNotFoundError: If the file does not exist.
     """
-    with open(source, encoding="utf-8") as fh:
-        try:
-            return yaml.load(fh, Loader=_StrictLoader)  # noqa: S506  (a SafeLoader subclass)
-        except yaml.YAMLError as exc:
-            raise ValueError(f"{os.fspath(source)!r} is not valid YAML: {exc}") from exc
+    with open(source, "rb") as fh:
+        raw = fh.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:  # a binary file (a model.zip) or another encoding
+        what = " (it is a zip archive: a model, not a config?)" if raw[:4] == b"PK\x03\x04" \
+            else ""
+        raise ValueError(f"{os.fspath(source)!r} is not UTF-8 text: byte "
+                         f"{raw[exc.start]:#04x} at position {exc.start}{what}") from None
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506  (a SafeLoader subclass)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{os.fspath(source)!r} is not valid YAML: {exc}") from exc
 
 
 def parse_yaml_value(text: str) -> Any:
@@ -868,6 +877,10 @@ def parse_section(cls: type, data: Any, path: str = "") -> Any:
         elif name == "groups" and cls is EnvConfig:
             value = _check_value(key, value, meta)
             if value is not None:
+                for i, g in enumerate(value):
+                    if not isinstance(g, (dict, GroupConfig)):  # null is no group of defaults
+                        raise ValueError(f"config key '{key}[{i}]' must be a mapping of group "
+                                         f"keys, got {_show(g)}")
                 value = [parse_section(GroupConfig, g, f"{key}[{i}].")
                          for i, g in enumerate(value)]
             kwargs[name] = value

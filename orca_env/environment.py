@@ -258,7 +258,8 @@ class OrcaEnv(EnvState, ParallelEnv):
         Args:
             seed: Seeds ``np_random`` (and so the whole episode); ``None`` keeps the current
                 generator (seeded from entropy the first time).
-            options: Unused.
+            options: ``None`` or a dict; the env reads no option, so a non-empty one is
+                ignored with a ``UserWarning`` naming its keys (not silently).
 
         Returns:
             ``(observations, infos)`` dicts keyed by agent.
@@ -266,6 +267,11 @@ class OrcaEnv(EnvState, ParallelEnv):
         check_seed("seed", seed, allow_list=False)
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be None or a dict, got {options!r}")
+        if options:  # no key is read: say so rather than ignore it silently
+            # A warning, not an error: PettingZoo's API test resets with options={"options": 1}.
+            warnings.warn(f"options: this env reads no reset options, ignoring "
+                          f"{sorted(map(str, options))[:5]} (set them in the env config)",
+                          UserWarning, stacklevel=2)
         announce_compilation()
         if seed is not None or self.np_random is None:
             self.np_random, self.np_random_seed = seeding.np_random(

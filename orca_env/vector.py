@@ -168,13 +168,18 @@ class OrcaVectorEnv(VectorEnv):
         Args:
             seed: None (the constructor's ``seed`` on the first reset, else continue each
                 world's generator), an int (world ``b`` gets ``seed + b``) or a list of B ints.
-            options: Unused.
+            options: ``None`` or a dict; none is read (a non-empty one warns, naming its keys).
 
         Returns:
             ``(obs, info)``: obs (B*L, D) float32; info with ``alive`` (B*L,) bool (all True).
         """
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be None or a dict, got {options!r}")
+        if options:  # no key is read: say so rather than ignore it silently
+            # A warning, not an error: PettingZoo's API test resets with options={"options": 1}.
+            warnings.warn(f"options: this env reads no reset options, ignoring "
+                          f"{sorted(map(str, options))[:5]} (set them in the env config)",
+                          UserWarning, stacklevel=2)
         seeds = self._world_seeds(seed, self.num_worlds)
         if seed is None and not self._started:
             seeds = self._seeds

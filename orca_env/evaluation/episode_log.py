@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..codes import Population, Status
-from ..files import atomic_path
+from ..files import MAX_MEMBER_BYTES, ArchiveError, atomic_path, read_npz
 from ..render import Renderer, VideoWriter, require_imageio
 
 __all__ = ["snapshot", "EpisodeRecorder", "EpisodeLog", "load_log", "replay", "check_size",
@@ -278,7 +278,9 @@ class EpisodeLog:
         Raises:
             FileNotFoundError: If ``path`` does not exist.
             ValueError: If ``path`` is not a readable episode log: not a zip file, truncated,
-                corrupted (a CRC or decompression error), an array missing or of the wrong
+                corrupted (a CRC or decompression error), a member declaring more than
+                :data:`orca_env.files.MAX_MEMBER_BYTES` (1 GiB, checked before it is
+                inflated), an array missing or of the wrong
                 shape, codes out of range, or metadata that is not the expected JSON object.
                 The message names the file and what is wrong.
         """
@@ -288,18 +290,19 @@ class EpisodeLog:
         if os.path.isdir(name):
             raise ValueError(f"episode log {name!r} is a folder, not an .npz file")
         try:
-            with np.load(name, allow_pickle=False) as z:
-                if not hasattr(z, "files"):  # a bare .npy: np.load returns the array
+            with open(name, "rb") as fh:
+                if fh.read(6) == b"\x93NUMPY":  # a bare .npy (np.load would return it)
                     raise _LogError("it is a single .npy array, not an .npz archive")
-                missing = [k for k in _KEYS if k not in z.files]
-                if missing:
-                    raise _LogError(f"array {missing[0]!r} is missing (an episode log has "
-                                    f"{', '.join(_KEYS)})")
-                raw = {k: z[k] for k in (*_KEYS, *(k for k in _OPTIONAL if k in z.files))}
-                # (reading reads, CRC-checks and decompresses every array)
-                for k, v in raw.items():
-                    if not isinstance(v, np.ndarray):  # numpy returns other members as bytes
-                        raise _LogError(f"member {k!r} is not a .npy array")
+            # Each member's declared size and .npy header are checked against the cap before
+            # it is inflated (a small file claiming gigabytes is refused unread); then it is
+            # read, CRC-checked and decompressed.
+            raw = read_npz(name, (*_KEYS, *_OPTIONAL), max_bytes=MAX_MEMBER_BYTES)
+            missing = [k for k in _KEYS if k not in raw]
+            if missing:
+                raise _LogError(f"array {missing[0]!r} is missing (an episode log has "
+                                f"{', '.join(_KEYS)})")
+        except ArchiveError as exc:
+            raise ValueError(f"episode log {name!r} is unreadable: {exc}") from None
         except _LogError as exc:
             raise ValueError(f"episode log {name!r} is unreadable: {exc}") from None
         except Exception as exc:  # noqa: BLE001

@@ -53,6 +53,7 @@ the process. Only pass dotted paths to code you trust. Model files are loaded by
 from __future__ import annotations
 
 import importlib
+import inspect
 import math
 import os
 import sys
@@ -206,17 +207,41 @@ def resolve_policy(spec: Any, model: str | os.PathLike | None = None,
     if model is not None:
         if not callable(obj):
             raise ValueError(f"loader {spec!r} is not callable")
+        _check_signature(obj, 2, f"loader {spec!r}", "loader(path, env) -> policy")
         policy = obj(os.fspath(model), env)
         name = (model_label(model) if spec == DEFAULT_LOADER
                 else f"{name}({os.path.basename(os.fspath(model))})")
     elif isinstance(obj, type):
+        _check_signature(obj, 0, f"policy class {spec!r}",
+                         "a class instantiated with no arguments")
         policy = obj()
     else:
         policy = obj
     if not callable(policy):
         raise ValueError(f"policy {spec!r} is not callable: expected "
                          f"policy(observations, env) -> actions")
+    _check_signature(policy, 2, f"policy {spec!r}", "policy(observations, env) -> actions")
     return policy, str(name)
+
+
+def _check_signature(obj: Any, n: int, what: str, expected: str) -> None:
+    """Refuse a callable that cannot be called with ``n`` positional arguments.
+
+    A plug-in with the wrong signature would otherwise fail with a ``TypeError`` deep in the
+    first episode. Callables whose signature Python cannot tell (some builtins) pass.
+
+    Raises:
+        ValueError: Naming ``what``, its signature and ``expected``.
+    """
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(*range(n))
+    except TypeError as exc:
+        raise ValueError(f"{what} has the signature {sig}, which cannot be called as "
+                         f"{expected} ({exc})") from None
 
 
 def policy_settings(spec: Any, model: str | os.PathLike | None = None) -> dict | None:

@@ -261,7 +261,9 @@ def load(path: str | os.PathLike, deterministic: bool = True, device: str = "cpu
     policy = model_files.build_policy(config, obs_space, act_space, device=device)
     if env is not None:
         check_env(policy, config, env, model_path)
-    model_files.load_policy_weights(policy, model_files.read_model_zip(model_path, device=device))
+    # The members may declare what this network's weights and optimizer state need, no more.
+    model_files.load_policy_weights(policy, model_files.read_model_zip(
+        model_path, device=device, max_member_bytes=model_files.model_member_cap(policy)))
     obs_rms, clip_obs, eps = None, 10.0, 1e-8
     if stats is not None:
         if stats["norm_obs"]:
