@@ -28,7 +28,7 @@ from .episode import (
     draw_episode,
     redraw_warning,
 )
-from .finished import FINISHED_ACTIONS, FINISHED_AGENTS, Absorbing, check_choice
+from .finished import FINISHED_ACTIONS, FINISHED_AGENTS, RowRecord, check_choice
 from .infos import (
     INFO_LEVELS,
     compact_infos,
@@ -111,7 +111,7 @@ class OrcaEnv(EnvState, ParallelEnv):
     observation, reward 0 and ``terminated = truncated = False``, its infos say
     ``active: False`` and its action is ignored; on the world's last step every agent reports
     its end (``terminated`` if it terminated, ``truncated`` for every agent when the world ended
-    by a time limit or a deadlock; :class:`orca_env.finished.Absorbing`), and ``agents`` is
+    by a time limit or a deadlock; :meth:`orca_env.finished.RowRecord.absorb`), and ``agents`` is
     empty. The episode itself is the same either way.
 
     ## Action Space
@@ -275,7 +275,7 @@ class OrcaEnv(EnvState, ParallelEnv):
         #: their own noise on it).
         self.seed_episode = 0
         self._batch = make_batch(self, 1, 1)
-        self._absorbing = Absorbing(1, len(self.possible_agents)) \
+        self._absorbing = RowRecord(1, len(self.possible_agents)) \
             if finished_agents == "absorb" else None
         #: The agents whose actions are used (``agents`` but the absorbing ones).
         self._acting: list[str] = []
@@ -393,7 +393,7 @@ class OrcaEnv(EnvState, ParallelEnv):
             r = live_rows
             acted = None
         else:
-            absorbing.apply(res)
+            absorbing.absorb(res)
             r = np.arange(batch.alive.size)  # every agent, until the world ends
             acted = res.acted
         obs_d = dict(zip(agents, res.obs[r], strict=True))

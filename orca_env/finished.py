@@ -7,7 +7,7 @@ Two options of :class:`orca_env.OrcaEnv` (the vector env takes the first):
   later dict) or ``"absorb"`` (the absorbing state, "black death": a finished agent stays in
   ``agents`` with an all-zero observation, reward 0 and ``terminated = truncated = False``
   until its world ends; then every agent reports its end on the same step, see
-  :class:`Absorbing`). Libraries that need every agent on every step (SuperSuit's vector
+  :meth:`RowRecord.absorb`). Libraries that need every agent on every step (SuperSuit's vector
   envs, skrl, TorchRL, BenchMARL) use ``"absorb"``.
 * ``finished_actions`` (PettingZoo env only): ``"error"`` (default: the action dict must hold
   exactly ``agents``) or ``"ignore"`` (actions for agents that finished are ignored, given or
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FINISHED_AGENTS", "FINISHED_ACTIONS", "check_choice", "Absorbing"]
+__all__ = ["FINISHED_AGENTS", "FINISHED_ACTIONS", "check_choice", "RowRecord"]
 
 #: Values of ``finished_agents``.
 FINISHED_AGENTS = ("leave", "absorb")
@@ -37,11 +37,11 @@ def check_choice(name: str, value: Any, choices: tuple) -> str:
     return value
 
 
-class Absorbing:
-    """The absorbing-state presentation of a batch's step results (``finished_agents="absorb"``).
+class RowRecord:
+    """What the envs remember of each agent row between steps, for ``finished_agents="absorb"``.
 
-    Per agent row it remembers whether the agent terminated and its last status. On a step
-    (:meth:`apply`):
+    Per agent row: whether its agent terminated, and its last status. :meth:`absorb` turns a
+    step's results into the absorbing state's view:
 
     * an agent that finishes before its world ends reports that step's observation and reward,
       with ``terminated = truncated = False`` (its status says why it finished); on later steps
@@ -70,15 +70,19 @@ class Absorbing:
         self.terminated[rows] = False
         self.status[rows] = 0
 
-    def apply(self, res: Any) -> None:
+    def last_status(self, res: Any) -> np.ndarray:
+        """(B*L,) int64 each row's status: this step's where it acted, else its last one."""
+        acted = res.acted
+        self.status[acted] = res.status[acted]
+        return self.status.copy()
+
+    def absorb(self, res: Any) -> None:
         """Turn a step's :class:`~orca_env.stages.StepResult` into the absorbing view, in place.
 
         Observations and rewards of rows that did not act are already zero.
         """
-        acted = res.acted
         self.terminated |= res.term
-        self.status[acted] = res.status[acted]
-        res.status = self.status.copy()
+        res.status = self.last_status(res)
         end = np.repeat(res.world_done, self._shape[1])
         by_truncation = np.repeat(res.trunc.reshape(self._shape).any(axis=1), self._shape[1])
         res.term = end & self.terminated
