@@ -276,7 +276,7 @@ class WorldBatch:
         """New goals from the scenarios for crowd slots that reached theirs (``stepped`` worlds)."""
         sl = self._slots
         renew = self._work.renew
-        worlds = np.flatnonzero(np.add.reduceat(renew, self.offsets[:-1]) & stepped)
+        worlds = np.flatnonzero((np.add.reduceat(renew, self.offsets[:-1]) > 0) & stepped)
         for b in worlds.tolist():
             ep, s = self.episodes[b], self._world_slice(b)
             ids = np.flatnonzero(renew[s])

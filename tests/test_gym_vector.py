@@ -274,3 +274,24 @@ def test_record_episode_statistics_per_agent():
             assert np.array_equal(info["episode"]["l"][term | trunc], counts[term | trunc])
             lens += counts[term | trunc].tolist()
     assert len(lens) >= 4
+
+
+def test_crowd_agents_at_their_goal_get_new_ones():
+    """Every new_goal crowd agent that reaches its goal gets a new one on that step (also when
+    several arrive at once: the pipeline's renewal counts per world)."""
+    from orca_env.codes import Population
+
+    for seed in (0, 7):
+        env = orca_env.parallel_env("corridor")
+        env.reset(seed=seed)
+        crowd = np.flatnonzero(env.populations == Population.ORCA)
+        renewed = 0
+        for _ in range(120):
+            before = env.goals[crowd].copy()
+            env.step(env.heuristic_actions())
+            renewed += int((env.goals[crowd] != before).any(axis=1).sum())
+            gap = np.linalg.norm(env.sim.positions[crowd] - env.goals[crowd], axis=1)
+            assert (gap > env.goal_tolerances[crowd]).all()
+            if not env.agents:
+                break
+        assert renewed >= 2
