@@ -1,7 +1,8 @@
 """Train a shared navigation policy with stable-baselines3 and compare it with pure ORCA.
 
 ``python train.py`` trains the default config (``configs/train/circle_ppo.yaml``: a dense
-symmetric circle crossing where pure ORCA jams) in about ten minutes on two CPU cores, then
+symmetric circle crossing where pure ORCA jams) in about a minute on two idle CPU cores (three to
+four minutes on a busy machine: the figures are in docs/training.md), then
 evaluates on held-out seeds, side by side: the trained policy with the ORCA safety layer, pure
 ORCA, and the trained policy without the safety layer. Everything lands in a run folder under
 ``runs/`` (layout: :mod:`orca_env.training.run_folder`; config keys:
@@ -17,7 +18,7 @@ same command).
 
 Examples::
 
-    python train.py                                    # default config, ~10 min
+    python train.py                                    # default config, about a minute (idle 2 cores)
     python train.py --config configs/train/circle_ppo.yaml --n-timesteps 20000 --seed 3
     python train.py --resume runs/circle_ppo_s0_20250101-120000   # continue to n_timesteps
 """

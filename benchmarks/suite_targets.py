@@ -1,13 +1,19 @@
-"""Which entries of an ``orca-env bench`` run meet the generalist's targets, per policy.
+"""Which entries of a benchmark suite meet the targets against pure ORCA: met, missed, undecided.
 
-Reads a ``bench.json`` and prints, for each policy but the reference (pure ORCA if the bench ran
-it), a markdown table: per entry the success / collision / deadlock rates of the policy and of
-the reference, and ``met`` or what is missed. The targets are those of the results tables
-(``docs/evaluation.md#targets``, used in ``docs/results.md``, "One generalist policy for the
-whole suite"; :func:`orca_env.evaluation.bench.missed_targets`): success at
-least the reference's or inside its 95% interval, +0.15 on the ``deadlock`` and ``crush``
-entries, collision and deadlock rates at most the reference's. Usage:
+The targets (``docs/evaluation.md#targets``; :func:`orca_env.evaluation.bench.missed_targets`)
+are paired differences, policy minus reference on the same seeds, with their interval: success
+at least -0.05 (at least +0.15 on the ``deadlock`` and ``crush`` entries), collision and
+deadlock at most +0.05. An entry is ``met`` when every interval is on its target's side,
+``missed`` when one is wholly on the other side, else ``undecided at N episodes``.
 
+Two ways to run it:
+
+    # The protocol: run the suite for the policy and pure ORCA, and give every undecided entry
+    # follow-up episodes (from the suite's followup_seeds) up to 4x its own, then call it.
+    python benchmarks/suite_targets.py --run validation --policy runs/my_run --out runs/val
+
+    # One look at an existing bench (its episodes only; the same intervals as the protocol's
+    # first look):
     orca-env bench validation --policy runs/my_run --policy orca --out runs/val
     python benchmarks/suite_targets.py runs/val/bench.json [--policy my_run]
 
@@ -17,9 +23,17 @@ Choose among training runs with the ``validation`` and ``validation_heldout`` su
 
 import argparse
 import json
+import os
 import sys
 
-from orca_env.evaluation.bench import missed_targets
+from orca_env.evaluation.bench import (
+    LOOKS,
+    decide_targets,
+    describe_call,
+    load_suite,
+    missed_targets,
+    write_bench,
+)
 
 
 def _rates(agg: dict) -> str:
@@ -27,15 +41,74 @@ def _rates(agg: dict) -> str:
                       for k in ("success_rate", "collision_rate", "deadlock_rate"))
 
 
+def print_calls(report: dict, label: str, reference: str) -> None:
+    """The markdown table of one policy's calls, and the counts."""
+    calls = (report["targets"]["calls"] if report.get("targets", {}).get("policy") == label
+             else missed_targets(report, label, reference=reference))
+    tags = {e["name"]: e["tag"] for e in report["entries"]}
+    print(f"| entry | tag | episodes | {label}: success / collision / deadlock | {reference} | "
+          f"target |")
+    print("|---|---|---:|---|---|---|")
+    for name, call in calls.items():
+        res = report["results"][name]
+        text = describe_call(call)
+        if call["call"] == "missed":
+            text = "**missed**" + text[len("missed"):]
+        print(f"| {name} | {tags[name]} | {call['episodes']} | {_rates(res[label])} | "
+              f"{_rates(res[reference])} | {text} |")
+    counts = {k: sum(c["call"] == k for c in calls.values()) for k in ("met", "missed",
+                                                                       "undecided")}
+    print(f"\n{label}: targets met on {counts['met']} of {len(calls)} entries, missed on "
+          f"{counts['missed']}, undecided on {counts['undecided']}\n")
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("bench_json", help="a bench.json written by orca-env bench")
+    p.add_argument("bench_json", nargs="?", help="a bench.json written by orca-env bench")
+    p.add_argument("--run", metavar="SUITE", default=None,
+                   help="run the protocol on this suite (a shipped name or a YAML path) instead "
+                        "of reading a bench.json; needs one --policy")
     p.add_argument("--policy", action="append", default=[],
-                   help="a policy label to check (repeatable; default: every policy but the "
-                        "reference)")
+                   help="a policy label to check in bench_json (repeatable; default: every "
+                        "policy but the reference), or with --run the policy to run (as "
+                        "orca-env eval --policy takes it)")
     p.add_argument("--reference", default=None,
-                   help="the label to compare with (default: the bench's reference)")
+                   help="the label to compare with (default: the bench's reference), or with "
+                        "--run the policy to compare with (default: orca)")
+    p.add_argument("--out", default=None, help="with --run: output folder (bench.json, bench.md "
+                                               "and each run's files; default: none written)")
+    p.add_argument("--entries", default="", help="with --run: only these entries (comma-"
+                                                 "separated)")
+    p.add_argument("--episodes", type=int, default=None,
+                   help="with --run: episodes per entry at the first look (default: the "
+                        "suite's)")
+    p.add_argument("--looks", type=int, default=LOOKS,
+                   help=f"with --run: looks, the first included (default {LOOKS}: the entry's "
+                        f"episodes, then up to 2x and 4x)")
+    p.add_argument("--quiet", action="store_true", help="with --run: no progress on stderr")
     args = p.parse_args(argv)
+    if (args.run is None) == (args.bench_json is None):
+        p.error("give a bench_json or --run SUITE (one of them)")
+    if args.run is not None:
+        if len(args.policy) != 1:
+            p.error("--run needs exactly one --policy")
+        try:
+            suite = load_suite(args.run)
+            names = [n for n in args.entries.split(",") if n]
+            suite = suite.select(names, arg="--entries").with_episodes(args.episodes,
+                                                                       arg="--episodes")
+            report = decide_targets(suite, args.policy[0], args.reference or "orca",
+                                    looks=args.looks, out_dir=args.out,
+                                    progress=not args.quiet)
+            if args.out is not None:
+                write_bench(report, args.out, figure=False)
+        except (ValueError, FileNotFoundError) as exc:
+            p.error(str(exc))
+        t = report["targets"]
+        print_calls(report, t["policy"], t["reference"])
+        if args.out is not None:
+            print(f"wrote {os.path.join(args.out, 'bench.json')} and bench.md")
+        return 0
     try:
         with open(args.bench_json, encoding="utf-8") as fh:
             report = json.load(fh)
@@ -45,20 +118,11 @@ def main(argv=None) -> int:
     if reference is None:
         p.error(f"bench_json {args.bench_json!r}: a bench of one policy has no reference")
     labels = args.policy or [q["label"] for q in report["policies"] if q["label"] != reference]
-    tags = {e["name"]: e["tag"] for e in report["entries"]}
     for label in labels:
         try:
-            missed = missed_targets(report, label, reference=reference)
-        except ValueError as exc:
+            print_calls(report, label, reference)
+        except (ValueError, KeyError) as exc:
             p.error(str(exc))
-        print(f"| entry | tag | {label}: success / collision / deadlock | {reference} | target |")
-        print("|---|---|---|---|---|")
-        for name, what in missed.items():
-            res = report["results"][name]
-            print(f"| {name} | {tags[name]} | {_rates(res[label])} | {_rates(res[reference])} | "
-                  + ("met" if not what else "**missed**: " + ", ".join(what)) + " |")
-        met = sum(not w for w in missed.values())
-        print(f"\n{label}: targets met on {met} of {len(missed)} entries\n")
     return 0
 
 

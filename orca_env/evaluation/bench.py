@@ -23,6 +23,7 @@ Suite file
     seed: 11000                    # seed base; entry e, episode k uses seed + e.seed_offset + k
     episodes: 20                   # optional default episode count of the entries
     set: {}                        # optional overrides applied to every entry (before its own)
+    followup_seeds: [18000, 18199] # optional: the seeds of the targets' follow-up episodes
     entries:
       - name: corridor_headon      # unique; letters, digits, _ . -
         config: corridor_headon    # shipped name, or a path (relative: to the suite's folder
@@ -31,9 +32,29 @@ Suite file
         seed_offset: 1200          # entries' seed ranges must not overlap
         episodes: 20               # optional if the suite sets a default
         set: {max_steps: 300, groups.0.count: 4}   # optional, keys as ``orca-env eval --set``
+      - {name: circle_nojitter, config: circle_nojitter, tag: deadlock, seed_offset: 1000,
+         seed_independent: true}   # every seed gives the same episode: it runs once
 
 ``set`` keys are config keys, dotted for sections (``observation.range``) and with integers for
 list items (``groups.0.count``), exactly as ``orca-env eval --set``; values are YAML values.
+
+Seed-independent entries
+------------------------
+Some entries give the same episode whatever the seed: nothing in them is drawn from the env's
+generator and no scenario maps the seed to a layout (``circle_nojitter``, RVO2's Circle, a
+replayed crowd with its robot on a fixed crossing). Twenty of their episodes are twenty copies
+of one, and an interval over them (``[1, 1]``) says nothing. Such an entry says so with
+``seed_independent: true``: every policy runs it once, on its first seed, and the report gives
+that one episode's values with no interval (``seed_independent`` in its entry of
+``bench.json``). A policy with randomness of its own (``random``, pure ORCA's 1e-4 m/s
+symmetry-breaking noise) is seen in one draw of it. Before any episode,
+:func:`seed_dependence` checks every entry's declaration: it resets the env with the entry's
+first two seeds and steps each 20 steps (:data:`PROBE_STEPS`) with the goal-directed heuristic
+actions, and the entry is seed-independent when neither reset nor step draws from the env's
+generator and both seeds give the same observations, rewards, positions and velocities. An
+entry declared ``seed_independent`` that the probe finds depending on the seed is an error, and
+so is one the probe finds independent that does not declare it (declare it, or give the entry a
+seeded source of variation, such as ``scenario_kwargs.jitter``).
 
 Seeds
 -----
@@ -44,6 +65,23 @@ episodes per entry), so its seeds (11_000 .. 12_399) are also disjoint from thos
 ``orca-env eval`` with fewer than 1_000 episodes (10_000 +). Changing an entry's episode count
 (``--episodes``, ``--quick``) keeps its first episodes: a quick run's episodes are the first
 episodes of the full run.
+
+``followup_seeds: [first, last]`` are the seeds of the follow-up episodes that
+:func:`decide_targets` adds to an entry whose targets these episodes cannot decide: every
+entry's follow-ups take the block's seeds in order, from ``first`` (entries are different
+configs, so they may share these seeds), skipping a seed whose episode the entry already ran (a
+CrowdNav layout maps seeds to its cases modulo 500 or 100: :func:`episode_keys`,
+:func:`followup_plan`). The block must lie in the evaluation seeds and outside every entry's
+own seeds. The shipped suites' blocks are in 18000 .. 18799, one per suite; 18800 .. 18999 are
+left for new suites and other follow-up runs (see ``docs/evaluation.md#seeds``).
+
+Targets
+-------
+:func:`missed_targets` calls each entry's targets against the reference ``met``, ``missed`` or
+``undecided at N episodes`` from the paired differences of a report; :func:`decide_targets`
+runs a suite for a policy and the reference and gives the undecided entries follow-up episodes
+(up to four times their own) before it calls them. The method is in
+``docs/evaluation.md#targets`` and :data:`TARGET_METHOD`.
 
 Policies
 --------
@@ -58,6 +96,7 @@ so a model that cannot act in some entry (another observation shape) fails befor
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import re
 import sys
@@ -66,6 +105,9 @@ import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
+from gymnasium.utils import seeding
 
 from .. import __version__
 from ..config import apply_policy_settings, load_yaml
@@ -76,11 +118,14 @@ from ..scenarios import SpawnError
 from .metrics import (
     METRICS,
     SOCIAL_METRICS,
+    aggregate,
+    decision_interval,
     format_ci,
     paired_difference,
     report_hash,
     report_json,
     social_metric_definitions,
+    write_csv,
 )
 from .overrides import config_overrides
 from .plots import require_matplotlib
@@ -95,9 +140,12 @@ from .suite import (
     resolve_policy,
 )
 
-__all__ = ["BENCH_FORMAT", "DEFAULT_SUITE", "HEADLINE", "SOCIAL_TABLE", "SuiteEntry", "Suite",
-           "BenchPolicy", "load_suite", "run_bench", "write_bench", "format_markdown",
-           "bench_figure", "plot_bench", "missed_targets"]
+__all__ = ["BENCH_FORMAT", "DEFAULT_SUITE", "HEADLINE", "SOCIAL_TABLE", "PROBE_STEPS", "LOOKS",
+           "ALPHA", "MARGIN", "GAIN", "GAIN_TAGS", "SuiteEntry", "Suite", "BenchPolicy",
+           "load_suite", "seed_dependence", "episode_keys", "followup_plan", "run_bench",
+           "decide_targets",
+           "missed_targets", "describe_call", "write_bench", "format_markdown", "bench_figure",
+           "plot_bench"]
 
 #: Format tag of ``bench.json``.
 BENCH_FORMAT = "orca-env-bench/1"
@@ -111,8 +159,22 @@ SOCIAL_TABLE = ("min_distance_to_humans", "discomfort_frequency", "personal_spac
                 "min_time_to_collision", "path_length_ratio", "path_irregularity",
                 "mean_acceleration", "mean_jerk")
 
-_SUITE_KEYS = ("name", "description", "seed", "episodes", "set", "entries")
-_ENTRY_KEYS = ("name", "config", "tag", "seed_offset", "episodes", "set", "description")
+#: Steps per seed of the seed-dependence probe (:func:`seed_dependence`).
+PROBE_STEPS = 20
+#: Looks of :func:`decide_targets`: an entry's own ``N`` episodes, then up to ``2 N``, ``4 N``.
+LOOKS = 3
+#: The error rate of a target's call, shared by the looks (Bonferroni): 95% intervals overall.
+ALPHA = 0.05
+#: A difference in a rate smaller than this does not count (the targets' non-inferiority margin).
+MARGIN = 0.05
+#: The success gain over the reference the ``GAIN_TAGS`` entries need.
+GAIN = 0.15
+#: Tags of the entries where pure ORCA deadlocks or crushes, which need :data:`GAIN`.
+GAIN_TAGS = ("deadlock", "crush")
+
+_SUITE_KEYS = ("name", "description", "seed", "episodes", "set", "followup_seeds", "entries")
+_ENTRY_KEYS = ("name", "config", "tag", "seed_offset", "episodes", "set", "description",
+               "seed_independent")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 _TAG = re.compile(r"^[a-z][a-z0-9_]*$")
 
@@ -135,6 +197,8 @@ class SuiteEntry:
         set: The overrides as the suite writes them (suite-level first, then the entry's).
         overrides: The same, as ``OrcaEnv(path, **overrides)`` takes them.
         description: Free text.
+        seed_independent: Every seed gives the same episode: it runs once (see the module
+            docstring).
     """
 
     name: str
@@ -146,6 +210,7 @@ class SuiteEntry:
     set: dict = field(default_factory=dict)
     overrides: dict = field(default_factory=dict)
     description: str = ""
+    seed_independent: bool = False
 
 
 @dataclass(frozen=True)
@@ -158,6 +223,8 @@ class Suite:
         entries: The entries, in the file's order.
         path: The file it was read from.
         description: Free text.
+        followup_seeds: ``(first, last)``: the seeds of :func:`decide_targets`' follow-up
+            episodes, or ``None`` (no follow-ups).
     """
 
     name: str
@@ -165,11 +232,16 @@ class Suite:
     entries: tuple[SuiteEntry, ...]
     path: str = ""
     description: str = ""
+    followup_seeds: tuple[int, int] | None = None
 
     def seeds(self, entry: SuiteEntry) -> list[int]:
         """The evaluation seeds of ``entry``'s episodes."""
         first, last = self.seed_span(entry)
         return list(range(first, last + 1))
+
+    def run_seeds(self, entry: SuiteEntry) -> list[int]:
+        """The seeds ``entry`` runs: its first one alone if it is seed-independent."""
+        return self.seeds(entry)[:1] if entry.seed_independent else self.seeds(entry)
 
     def seed_span(self, entry: SuiteEntry) -> tuple[int, int]:
         """The first and the last evaluation seed of ``entry`` (no list is built)."""
@@ -199,7 +271,7 @@ class Suite:
                 raise ValueError(f"tags {t!r}: no entry of suite {self.name!r} has this tag; "
                                  f"tags: {', '.join(known_tags)}")
         chosen = tuple(e for e in self.entries if e.name in names or e.tag in tags)
-        return Suite(self.name, self.seed, chosen, self.path, self.description)
+        return dataclasses.replace(self, entries=chosen)
 
     def with_episodes(self, episodes: int | None, arg: str = "episodes") -> Suite:
         """The suite with every entry's episode count set to ``episodes`` (``None``: as is).
@@ -213,13 +285,13 @@ class Suite:
         if not _is_int(episodes) or episodes < 1:
             raise ValueError(f"{arg} must be an integer >= 1, got {episodes!r}")
         entries = tuple(dataclasses.replace(e, episodes=episodes) for e in self.entries)
-        out = Suite(self.name, self.seed, entries, self.path, self.description)
+        out = dataclasses.replace(self, entries=entries)
         _check_seeds(out, f"{arg} {episodes}")
         return out
 
 
 def _check_seeds(suite: Suite, where: str) -> None:
-    """Every entry's seeds are evaluation seeds and no two entries share a seed."""
+    """Every entry's seeds are evaluation seeds, apart from each other's and the follow-ups'."""
     spans = []
     for e in suite.entries:
         first, last = suite.seed_span(e)  # a range check, not a list: episodes may be huge
@@ -238,6 +310,12 @@ def _check_seeds(suite: Suite, where: str) -> None:
                              f"space their seed_offset further apart or run fewer episodes"
                              + (f" (at most {room} per entry between the suite's seed offsets)"
                                 if room else ""))
+    if suite.followup_seeds is not None:
+        lo, hi = suite.followup_seeds
+        for first, last, name in spans:
+            if first <= hi and lo <= last:
+                raise ValueError(f"{where}: entry {name!r} would use seeds {first}..{last}, "
+                                 f"which overlap the follow-up seeds {lo}..{hi} (followup_seeds)")
 
 
 def _suite_path(spec: str | os.PathLike) -> str:
@@ -298,6 +376,16 @@ def load_suite(spec: str | os.PathLike = DEFAULT_SUITE) -> Suite:
     if not isinstance(suite_set, dict) or not all(isinstance(k, str) for k in suite_set):
         raise ValueError(f"{where}: set must be a mapping of config keys to values, got "
                          f"{suite_set!r}")
+    followup = data.get("followup_seeds")
+    if followup is not None:
+        if not (isinstance(followup, list) and len(followup) == 2 and all(map(_is_int, followup))
+                and followup[0] <= followup[1]):
+            raise ValueError(f"{where}: followup_seeds must be [first, last], two integers with "
+                             f"first <= last, got {followup!r}")
+        if followup[0] not in EVAL_SEEDS or followup[1] not in EVAL_SEEDS:
+            raise ValueError(f"{where}: followup_seeds {followup[0]}..{followup[1]} leave the "
+                             f"evaluation seeds {EVAL_SEEDS.start}..{EVAL_SEEDS.stop - 1}")
+        followup = (followup[0], followup[1])
     raw = data.get("entries")
     if not isinstance(raw, list) or not raw:
         raise ValueError(f"{where}: entries must be a non-empty list, got {raw!r}")
@@ -342,6 +430,10 @@ def load_suite(spec: str | os.PathLike = DEFAULT_SUITE) -> Suite:
         desc = item.get("description", "")
         if not isinstance(desc, str):
             raise ValueError(f"{here}: description must be a string, got {desc!r}")
+        independent = item.get("seed_independent", False)
+        if not isinstance(independent, bool):
+            raise ValueError(f"{here}: seed_independent must be true or false, got "
+                             f"{independent!r}")
         try:
             cfg_path = _entry_config_path(config, os.path.dirname(os.path.abspath(path)))
         except FileNotFoundError as exc:
@@ -350,8 +442,8 @@ def load_suite(spec: str | os.PathLike = DEFAULT_SUITE) -> Suite:
                  + [(f"{here}: set {k!r}", k, v) for k, v in entry_set.items()])
         overrides = config_overrides(cfg_path, items, source="set key")
         entries.append(SuiteEntry(ename, config, cfg_path, tag, offset, episodes,
-                                  {**suite_set, **entry_set}, overrides, desc))
-    suite = Suite(name, seed, tuple(entries), path, description)
+                                  {**suite_set, **entry_set}, overrides, desc, independent))
+    suite = Suite(name, seed, tuple(entries), path, description, followup)
     _check_seeds(suite, where)
     return suite
 
@@ -431,52 +523,103 @@ def _short(agg: dict, key: str) -> str:
     return "-" if a["mean"] is None else f"{a['mean']:.2f}"
 
 
-# -- the run -----------------------------------------------------------------------------------
-def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy | str] = ("orca",),
-              *, out_dir: str | os.PathLike | None = None, progress: bool = False,
-              personal_space: float = PERSONAL_SPACE) -> dict:
-    """Evaluate every policy on every entry of a suite; return the bench report.
+# -- seeds: what makes an episode the episode it is ------------------------------------------------
+def _digest(env: Any, *parts: Any) -> str:
+    """A digest of the env's state (positions, velocities) and of ``parts`` (dicts of arrays)."""
+    h = hashlib.sha256()
+    for a in (env.sim.positions, env.sim.velocities):
+        h.update(np.ascontiguousarray(a).tobytes())
+    for part in parts:
+        for k in sorted(part):
+            h.update(str(k).encode())
+            h.update(np.ascontiguousarray(np.asarray(part[k], dtype=np.float64)).tobytes())
+    return h.hexdigest()
 
-    Everything is checked before the first episode: the output folder, every entry's config and
-    first reset, and every policy against every entry's env (a trained model whose observation
-    shape differs from an entry's fails here).
+
+def seed_dependence(env: Any, seeds: Sequence[int], steps: int = PROBE_STEPS) -> str | None:
+    """Why the episodes of ``env`` depend on the seed, or ``None`` when the probe sees no reason.
+
+    For each of two ``seeds``: ``env.reset(seed=...)``, then up to ``steps`` steps with the
+    env's goal-directed heuristic actions (no noise), checking after the reset and after every
+    step that the env's generator is still as seeded (nothing drew from it: no random layout,
+    attribute, mixture entry, crowd noise or new goal), and recording the observations, rewards,
+    ends, positions and velocities. The episodes depend on the seed when a draw happened or the
+    two seeds' records differ (a scenario that maps the seed to a layout, as CrowdNav's cases,
+    or a sensor's noise). Leaves the env reset with the second seed.
 
     Args:
-        suite: A :class:`Suite`, or a suite file's path or shipped name.
-        policies: :class:`BenchPolicy` objects or plain specs (with the safety layer).
-        out_dir: Folder for ``entries/<entry>/<policy>/metrics.json`` and ``episodes.csv``
-            (the evaluation's files); ``None`` writes nothing. :func:`write_bench` writes the
-            summary files. An earlier bench's summary files there (and the temporary files a
-            killed bench left) are removed before the first episode, and its run folders that
-            this one does not list once the episodes are done (see :func:`_drop_stale_runs`).
-            An ``entries/`` folder (or an entry's or run's folder) that is a symbolic link is
-            refused before any episode, never written through.
-        progress: Report each entry and its episodes on stderr.
-        personal_space: Radius of the personal space, m of clearance to a human (finite,
-            >= 0), as for :func:`~orca_env.evaluation.evaluate`.
+        env: An ``OrcaEnv``.
+        seeds: Two different seeds.
+        steps: Steps per seed.
 
     Returns:
-        The report: ``format``, ``orca_env_version``, ``suite`` (name, description, seed),
-        ``policies`` (label, spec's name, safety layer), ``entries`` (name, tag, config, set,
-        scenario, agents, step limit, episodes, seeds), ``metrics`` (unit and definition),
-        ``results`` (``{entry: {policy label: {metric: aggregate}}}``, the aggregates of
-        :func:`~orca_env.evaluation.metrics.aggregate`), ``reference`` (the label the other
-        policies are compared with: pure ORCA with its safety layer if it runs, else the first
-        policy; ``None`` for a single policy), ``differences`` (``{entry: {policy label:
-        {metric: difference}}}`` for the :data:`HEADLINE` rates: policy minus reference, paired
-        by seed, from :func:`~orca_env.evaluation.metrics.paired_difference`), ``ci95`` (how
-        intervals are computed) and ``social`` (the personal-space radius and the discomfort
-        distance of the social metrics, m). Nothing in it depends on the host, the paths or
-        the time.
-
-    Raises:
-        ValueError: Naming the entry or policy, on a bad policy, a duplicate policy label, an
-            entry whose env cannot be built or reset, an unusable ``out_dir``, or a negative or
-            non-finite ``personal_space``.
+        ``None``, or the reason, as a phrase (``"its reset draws from the env's generator"``).
     """
-    personal_space = check_personal_space(personal_space)
-    if not isinstance(suite, Suite):
-        suite = load_suite(suite)
+    records = []
+    for s in seeds[:2]:
+        fresh = seeding.np_random(int(s))[0].bit_generator.state
+        obs, _ = env.reset(seed=int(s))
+        if env.np_random.bit_generator.state != fresh:
+            return (f"its reset with seed {s} draws from the env's generator (a random layout, "
+                    f"random attributes or a mixture's entry)")
+        rec = [_digest(env, obs)]
+        t = 0
+        while env.agents and t < steps:
+            obs, rew, term, trunc, _ = env.step(env.heuristic_actions())
+            t += 1
+            if env.np_random.bit_generator.state != fresh:
+                return (f"its step {t} with seed {s} draws from the env's generator (crowd "
+                        f"noise or new goals)")
+            rec.append(_digest(env, obs, rew, term, trunc))
+        records.append(rec)
+    a, b = records
+    for t in range(max(len(a), len(b))):
+        if t >= len(a) or t >= len(b) or a[t] != b[t]:
+            return (f"seeds {seeds[0]} and {seeds[1]} give different episodes (from step {t}: "
+                    f"a layout the scenario derives from the seed, such as a CrowdNav case, or "
+                    f"a sensor's noise)")
+    return None
+
+
+def _entry_identity(env: Any) -> str:
+    """The entry's config, resolved, without the scenario's case-choosing parameters."""
+    cfg = env.config.to_dict()
+    case_params = getattr(env.scenario, "CASE_PARAMS", ())
+    if case_params and isinstance(cfg.get("scenario_kwargs"), dict):
+        cfg = {**cfg, "scenario_kwargs": {k: v for k, v in cfg["scenario_kwargs"].items()
+                                          if k not in case_params}}
+    return report_hash(cfg)
+
+
+def episode_keys(entry: SuiteEntry, seeds: Sequence[int]) -> list[tuple]:
+    """What makes each of ``entry``'s episodes at ``seeds`` the episode it is.
+
+    ``(config, episode)``: ``config`` identifies the entry's resolved config (its file and
+    overrides; a scenario's ``CASE_PARAMS``, such as CrowdNav's ``split``, left out), and
+    ``episode`` is ``("case", s)`` for a scenario that maps the seed to one of its fixed cases
+    (CrowdNav's ``layout: crowdnav_test``: ``s`` is the numpy seed the case is drawn from,
+    CrowdNav's name for it: test case ``i`` is ``1000 + i``, validation case ``i`` is ``i``;
+    seeds 500 apart give the same test case), ``("seed", seed)`` otherwise, and ``("any",)``
+    for a seed-independent entry (one episode whatever the seed). Two runs share an episode
+    exactly when they share a key.
+    """
+    env = OrcaEnv(entry.path, **{**entry.overrides, "render_mode": None})
+    try:
+        ident = _entry_identity(env)
+        if entry.seed_independent:
+            return [(ident, ("any",)) for _ in seeds]
+        sc, out = env.scenario, []
+        for seed in seeds:
+            sc.start_episode(int(seed), 0)
+            case = getattr(sc, "case_seed", None)
+            out.append((ident, ("seed", int(seed)) if case is None else ("case", int(case))))
+        return out
+    finally:
+        env.close()
+
+
+# -- the run -----------------------------------------------------------------------------------
+def _parse_policies(policies: Sequence[BenchPolicy | str]) -> tuple[list[BenchPolicy], list[str]]:
     pols = [p if isinstance(p, BenchPolicy) else BenchPolicy(str(p)) for p in policies]
     if not pols:
         raise ValueError("policies: give at least one policy")
@@ -492,13 +635,32 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
     slugs = [_slug(lab) for lab in labels]
     if len(set(slugs)) < len(slugs):
         raise ValueError(f"policies {labels}: their folder names {slugs} collide")
-    if out_dir is not None:
-        out_dir = prepare_out_dir(out_dir, arg="out_dir")
+    return pols, labels
 
-    # -- before any episode: every entry's env, every policy against it ----------------------
-    t0 = time.perf_counter()
-    _say(progress, f"[bench] suite {suite.name}: {len(suite.entries)} entries x {len(pols)} "
-                   f"policies; checking configs and policies")
+
+def _check_independence(suite: Suite, e: SuiteEntry, env: Any, here: str) -> str:
+    """The entry's declaration checked by :func:`seed_dependence`; returns a progress note."""
+    first = suite.seed_span(e)[0]
+    seeds = (first, first + 1)
+    reason = seed_dependence(env, seeds)
+    if e.seed_independent and reason is not None:
+        raise ValueError(f"{here}: declared seed_independent, but its episodes depend on the "
+                         f"seed: {reason}; remove seed_independent from the entry")
+    if not e.seed_independent and reason is None:
+        raise ValueError(f"{here}: its episodes do not depend on the seed (seeds {seeds[0]} and "
+                         f"{seeds[1]} give the same first {PROBE_STEPS} steps and nothing draws "
+                         f"from the env's generator), so its {e.episodes} episodes would be "
+                         f"copies of one: add 'seed_independent: true' to the entry (it then "
+                         f"runs once, reported without an interval), or give it a seeded source "
+                         f"of variation (such as scenario_kwargs.jitter)")
+    if e.seed_independent:
+        return (f"seed-independent (seeds {seeds[0]} and {seeds[1]} give the same first "
+                f"{PROBE_STEPS} steps): one episode per policy, seed {first}")
+    return ""
+
+
+def _prepare(suite: Suite, pols: list[BenchPolicy], labels: list[str]) -> list:
+    """Before any episode: every entry's env, its seed-independence, every policy against it."""
     prepared = []
     for e in suite.entries:
         here = f"suite {suite.name!r}, entry {e.name!r} (config {e.config!r})"
@@ -507,6 +669,7 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
             env.reset(seed=suite.seed_span(e)[0])
         except (ValueError, SpawnError) as exc:
             raise ValueError(f"{here}: {exc}") from exc
+        note = _check_independence(suite, e, env, here)
         resolved: dict[str, Any] = {}
         runs = []
         for p, lab in zip(pols, labels, strict=True):
@@ -528,107 +691,300 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
                 "description": e.description, "scenario": env.config.scenario,
                 "num_agents": int(env.sim.radii.shape[0]),
                 "num_learned": len(env.possible_agents), "max_steps": int(env.max_steps),
-                "episodes": e.episodes, "seeds": list(suite.seed_span(e))}
+                "episodes": len(suite.run_seeds(e)), "seeds": list(suite.seed_span(e)),
+                "seed_independent": e.seed_independent}
+        if e.seed_independent:
+            info["seeds"] = [info["seeds"][0]] * 2
         env.close()
-        prepared.append((e, info, runs))
+        prepared.append((e, info, runs, note))
+    return prepared
 
-    # -- the episodes -------------------------------------------------------------------------
-    if out_dir is not None:
-        # No run is written through a link inside out_dir (entries/, an entry's or a run's
-        # folder): refused before any episode.
-        check_no_links(out_dir, [os.path.join("entries", e.name, _slug(lab))
-                                 for e, _, runs in prepared for _, lab, _, _ in runs])
-        # The temporary files a killed earlier bench left here (its own runs' folders are
-        # cleaned by evaluate).
-        remove_stale_temps(out_dir)
-        # An earlier bench's summary would contradict the runs this one overwrites, should it
-        # stop before write_bench: it goes now (its runs this bench does not list go at the end).
-        for f in _SUMMARY_FILES:
-            if os.path.isfile(os.path.join(out_dir, f)) or os.path.islink(os.path.join(out_dir, f)):
-                os.remove(os.path.join(out_dir, f))
-    results: dict[str, dict[str, dict]] = {}
-    episodes: dict[str, dict[str, list]] = {}
-    policy_names: dict[str, str] = {}
-    n_runs = len(prepared) * len(pols)
-    done = 0
-    for i, (e, info, runs) in enumerate(prepared):
-        seeds = suite.seeds(e)
-        _say(progress, f"[bench {i + 1}/{len(prepared)}] {e.name} ({e.tag}, {info['scenario']}, "
-                       f"{info['num_agents']} agents of which {info['num_learned']} learned): "
-                       f"{e.episodes} episodes per policy, seeds {seeds[0]}..{seeds[-1]}")
-        results[e.name], episodes[e.name] = {}, {}
-        for _, lab, (pol, name), over in runs:
-            t1 = time.perf_counter()
-            sub = (None if out_dir is None
-                   else os.path.join(out_dir, "entries", e.name, _slug(lab)))
-            rep = evaluate(e.path, pol, seeds=seeds, overrides=over, out_dir=sub,
-                           progress=f"bench {i + 1}/{len(prepared)} {e.name} {lab}"
-                           if progress else False, name=lab, personal_space=personal_space)
-            results[e.name][lab] = rep["aggregate"]
-            episodes[e.name][lab] = rep["episodes"]
-            policy_names.setdefault(lab, name)
-            done += 1
-            agg = rep["aggregate"]
-            _say(progress, f"[bench {i + 1}/{len(prepared)}] {e.name} {lab}: success "
-                           f"{_short(agg, 'success_rate')} collision "
-                           f"{_short(agg, 'collision_rate')} deadlock "
-                           f"{_short(agg, 'deadlock_rate')} timeout "
-                           f"{_short(agg, 'timeout_rate')}  ({time.perf_counter() - t1:.1f} s; "
-                           f"{done}/{n_runs} runs, {time.perf_counter() - t0:.0f} s in all)")
-    if out_dir is not None:
-        _drop_stale_runs(out_dir, {(e.name, _slug(lab)) for e, _, runs in prepared
-                                   for _, lab, _, _ in runs})
-    reference = _reference(pols, labels)
-    differences = {} if reference is None else {
-        name: {lab: paired_difference(runs_[lab], runs_[reference], HEADLINE)
-               for lab in labels if lab != reference}
-        for name, runs_ in episodes.items()}
-    return {
-        "format": BENCH_FORMAT,
-        "orca_env_version": __version__,
-        "suite": {"name": suite.name, "description": suite.description, "seed": suite.seed},
-        "policies": [{"label": lab, "policy": policy_names.get(lab, p.spec),
-                      "without_safety_layer": not p.safety_layer}
-                     for p, lab in zip(pols, labels, strict=True)],
-        "entries": [info for _, info, _ in prepared],
-        "metrics": {k: {"unit": u, "definition": d} for k, (u, d) in
-                    {**METRICS, **social_metric_definitions(personal_space)}.items()},
-        "results": results,
-        "reference": reference,
-        "differences": differences,
-        "ci95": "mean over episodes with a 95% interval [ci95_low, ci95_high]: Wilson score for "
-                "the 0/1 metric all_success, Student-t clipped to [0, 1] for fractions, "
-                "Student-t otherwise (ci95 = half its width)",
-        "social": {"personal_space": personal_space, "discomfort_distance": DISCOMFORT_DISTANCE},
-    }
+
+def _merge_runs(rep: dict, more: dict) -> dict:
+    """An evaluation report with ``more``'s episodes appended (aggregates recomputed)."""
+    rows = rep["episodes"] + more["episodes"]
+    metrics = {k: (v["unit"], v["definition"]) for k, v in rep["metrics"].items()}
+    return {**rep, "seeds": rep["seeds"] + more["seeds"], "num_episodes": len(rows),
+            "aggregate": aggregate(rows, metrics), "episodes": rows}
+
+
+def _write_run(rep: dict, folder: str) -> None:
+    """A run's ``metrics.json`` and ``episodes.csv``, as :func:`evaluate` writes them."""
+    metrics = {k: (v["unit"], v["definition"]) for k, v in rep["metrics"].items()}
+    atomic_write_text(os.path.join(folder, "metrics.json"), report_json(rep))
+    write_csv(rep["episodes"], os.path.join(folder, "episodes.csv"), metrics)
+
+
+class _Bench:
+    """One bench: the prepared entries, their runs' evaluation reports, the report from them."""
+
+    def __init__(self, suite: Suite, policies: Sequence[BenchPolicy | str], *,
+                 out_dir: str | os.PathLike | None, progress: bool, personal_space: float,
+                 reference: int | None = None):
+        self.personal_space = check_personal_space(personal_space)
+        self.suite = suite if isinstance(suite, Suite) else load_suite(suite)
+        self.pols, self.labels = _parse_policies(policies)
+        # The policy the others are compared with: by index, else pure ORCA or the first one.
+        self.reference = _reference(self.pols, self.labels) if reference is None \
+            else self.labels[reference]
+        self.out_dir = None if out_dir is None else prepare_out_dir(out_dir, arg="out_dir")
+        self.progress = progress
+        self.t0 = time.perf_counter()
+        _say(progress, f"[bench] suite {self.suite.name}: {len(self.suite.entries)} entries x "
+                       f"{len(self.pols)} policies; checking configs and policies")
+        self.prepared = _prepare(self.suite, self.pols, self.labels)
+        self.reps: dict[str, dict[str, dict]] = {}
+        self.followups: dict[str, list[int]] = {e.name: [] for e in self.suite.entries}
+        self.policy_names: dict[str, str] = {}
+        self.done = 0
+
+    def _folder(self, entry: str, label: str) -> str | None:
+        return None if self.out_dir is None else \
+            os.path.join(self.out_dir, "entries", entry, _slug(label))
+
+    def run(self) -> None:
+        """Every entry's own episodes (its first seed alone if it is seed-independent)."""
+        out_dir, prepared = self.out_dir, self.prepared
+        if out_dir is not None:
+            # No run is written through a link inside out_dir (entries/, an entry's or a run's
+            # folder): refused before any episode.
+            check_no_links(out_dir, [os.path.join("entries", e.name, _slug(lab))
+                                     for e, _, runs, _ in prepared for _, lab, _, _ in runs])
+            # The temporary files a killed earlier bench left here (its own runs' folders are
+            # cleaned by evaluate).
+            remove_stale_temps(out_dir)
+            # An earlier bench's summary would contradict the runs this one overwrites, should
+            # it stop before write_bench: it goes now (its runs this bench does not list go at
+            # the end).
+            for f in _SUMMARY_FILES:
+                if os.path.isfile(os.path.join(out_dir, f)) or \
+                        os.path.islink(os.path.join(out_dir, f)):
+                    os.remove(os.path.join(out_dir, f))
+        n_runs = len(prepared) * len(self.pols)
+        for i, (e, info, runs, note) in enumerate(prepared):
+            seeds = self.suite.run_seeds(e)
+            _say(self.progress, f"[bench {i + 1}/{len(prepared)}] {e.name} ({e.tag}, "
+                                f"{info['scenario']}, {info['num_agents']} agents of which "
+                                f"{info['num_learned']} learned): "
+                                + (note or f"{len(seeds)} episodes per policy, seeds "
+                                           f"{seeds[0]}..{seeds[-1]}"))
+            self.reps[e.name] = {}
+            for _, lab, (pol, name), over in runs:
+                t1 = time.perf_counter()
+                rep = evaluate(e.path, pol, seeds=seeds, overrides=over,
+                               out_dir=self._folder(e.name, lab),
+                               progress=f"bench {i + 1}/{len(prepared)} {e.name} {lab}"
+                               if self.progress else False, name=lab,
+                               personal_space=self.personal_space)
+                self.reps[e.name][lab] = rep
+                self.policy_names.setdefault(lab, name)
+                self.done += 1
+                self._said(f"[bench {i + 1}/{len(prepared)}] {e.name} {lab}", rep, t1,
+                           f"{self.done}/{n_runs} runs")
+        if out_dir is not None:
+            _drop_stale_runs(out_dir, {(e.name, _slug(lab)) for e, _, runs, _ in prepared
+                                       for _, lab, _, _ in runs})
+
+    def _said(self, head: str, rep: dict, t1: float, count: str) -> None:
+        agg = rep["aggregate"]
+        _say(self.progress, f"{head}: success {_short(agg, 'success_rate')} collision "
+                            f"{_short(agg, 'collision_rate')} deadlock "
+                            f"{_short(agg, 'deadlock_rate')} timeout "
+                            f"{_short(agg, 'timeout_rate')}  ({time.perf_counter() - t1:.1f} s; "
+                            f"{count}, {time.perf_counter() - self.t0:.0f} s in all)")
+
+    def follow_up(self, seeds: dict[str, list[int]], look: str) -> None:
+        """More episodes for some entries (``{entry: seeds}``), every policy, merged in."""
+        todo = [(e, runs) for e, _, runs, _ in self.prepared if seeds.get(e.name)]
+        for i, (e, runs) in enumerate(todo):
+            s = seeds[e.name]
+            _say(self.progress, f"[targets {look}, {i + 1}/{len(todo)}] {e.name}: {len(s)} "
+                                f"follow-up episodes per policy, seeds {s[0]}..{s[-1]}")
+            for _, lab, (pol, _name), over in runs:
+                t1 = time.perf_counter()
+                more = evaluate(e.path, pol, seeds=s, overrides=over, out_dir=None,
+                                progress=f"targets {look} {e.name} {lab}"
+                                if self.progress else False, name=lab,
+                                personal_space=self.personal_space)
+                rep = _merge_runs(self.reps[e.name][lab], more)
+                self.reps[e.name][lab] = rep
+                if self.out_dir is not None:
+                    _write_run(rep, self._folder(e.name, lab))
+                self._said(f"[targets {look}] {e.name} {lab} ({rep['num_episodes']} episodes)",
+                           rep, t1, "follow-up")
+            self.followups[e.name] += s
+
+    def report(self) -> dict:
+        """The bench report of the runs so far (see :func:`run_bench`)."""
+        pols, labels = self.pols, self.labels
+        entries = []
+        for e, info, _, _ in self.prepared:
+            info = dict(info, episodes=self.reps[e.name][labels[0]]["num_episodes"])
+            if self.followups[e.name]:
+                info["followup_seeds"] = list(self.followups[e.name])
+            entries.append(info)
+        reference = self.reference
+        differences = {} if reference is None else {
+            name: {lab: paired_difference(runs_[lab]["episodes"], runs_[reference]["episodes"],
+                                          HEADLINE)
+                   for lab in labels if lab != reference}
+            for name, runs_ in self.reps.items()}
+        suite = self.suite
+        return {
+            "format": BENCH_FORMAT,
+            "orca_env_version": __version__,
+            "suite": {"name": suite.name, "description": suite.description, "seed": suite.seed},
+            "policies": [{"label": lab, "policy": self.policy_names.get(lab, p.spec),
+                          "without_safety_layer": not p.safety_layer}
+                         for p, lab in zip(pols, labels, strict=True)],
+            "entries": entries,
+            "metrics": {k: {"unit": u, "definition": d} for k, (u, d) in
+                        {**METRICS, **social_metric_definitions(self.personal_space)}.items()},
+            "results": {e.name: {lab: _one_episode(rep["aggregate"]) if e.seed_independent
+                                 else rep["aggregate"]
+                                 for lab, rep in self.reps[e.name].items()}
+                        for e, _, _, _ in self.prepared},
+            "reference": reference,
+            "differences": differences,
+            "ci95": "mean over episodes with a 95% interval [ci95_low, ci95_high]: Wilson score "
+                    "for the 0/1 metric all_success, Student-t clipped to [0, 1] for fractions, "
+                    "Student-t otherwise (ci95 = half its width); a seed-independent entry's "
+                    "one episode has none",
+            "social": {"personal_space": self.personal_space,
+                       "discomfort_distance": DISCOMFORT_DISTANCE},
+        }
+
+
+def _one_episode(agg: dict) -> dict:
+    """A seed-independent entry's aggregate: its one episode's values, without intervals."""
+    return {k: dict(a, ci95_low=None, ci95_high=None, ci95=None) for k, a in agg.items()}
+
+
+def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy | str] = ("orca",),
+              *, out_dir: str | os.PathLike | None = None, progress: bool = False,
+              personal_space: float = PERSONAL_SPACE) -> dict:
+    """Evaluate every policy on every entry of a suite; return the bench report.
+
+    Everything is checked before the first episode: the output folder, every entry's config,
+    first reset and seed-independence (:func:`seed_dependence` against the entry's
+    ``seed_independent``), and every policy against every entry's env (a trained model whose
+    observation shape differs from an entry's fails here). A seed-independent entry runs once
+    per policy, on its first seed.
+
+    Args:
+        suite: A :class:`Suite`, or a suite file's path or shipped name.
+        policies: :class:`BenchPolicy` objects or plain specs (with the safety layer).
+        out_dir: Folder for ``entries/<entry>/<policy>/metrics.json`` and ``episodes.csv``
+            (the evaluation's files); ``None`` writes nothing. :func:`write_bench` writes the
+            summary files. An earlier bench's summary files there (and the temporary files a
+            killed bench left) are removed before the first episode, and its run folders that
+            this one does not list once the episodes are done (see :func:`_drop_stale_runs`).
+            An ``entries/`` folder (or an entry's or run's folder) that is a symbolic link is
+            refused before any episode, never written through.
+        progress: Report each entry and its episodes on stderr.
+        personal_space: Radius of the personal space, m of clearance to a human (finite,
+            >= 0), as for :func:`~orca_env.evaluation.evaluate`.
+
+    Returns:
+        The report: ``format``, ``orca_env_version``, ``suite`` (name, description, seed),
+        ``policies`` (label, spec's name, safety layer), ``entries`` (name, tag, config, set,
+        scenario, agents, step limit, episodes each policy ran, first and last seed,
+        ``seed_independent``), ``metrics`` (unit and definition),
+        ``results`` (``{entry: {policy label: {metric: aggregate}}}``, the aggregates of
+        :func:`~orca_env.evaluation.metrics.aggregate`; a seed-independent entry's without
+        intervals), ``reference`` (the label the other
+        policies are compared with: pure ORCA with its safety layer if it runs, else the first
+        policy; ``None`` for a single policy), ``differences`` (``{entry: {policy label:
+        {metric: difference}}}`` for the :data:`HEADLINE` rates: policy minus reference, paired
+        by seed, from :func:`~orca_env.evaluation.metrics.paired_difference`), ``ci95`` (how
+        intervals are computed) and ``social`` (the personal-space radius and the discomfort
+        distance of the social metrics, m). Nothing in it depends on the host, the paths or
+        the time.
+
+    Raises:
+        ValueError: Naming the entry or policy, on a bad policy, a duplicate policy label, an
+            entry whose env cannot be built or reset, an entry whose ``seed_independent``
+            disagrees with :func:`seed_dependence`, an unusable ``out_dir``, or a negative or
+            non-finite ``personal_space``.
+    """
+    bench = _Bench(suite, policies, out_dir=out_dir, progress=progress,
+                   personal_space=personal_space)
+    bench.run()
+    return bench.report()
+
+
+# -- targets -----------------------------------------------------------------------------------
+#: The targets' rates and which way is better: ``(metric, word, higher is better)``.
+_TARGET_METRICS = (("success_rate", "success", True), ("collision_rate", "collision", False),
+                   ("deadlock_rate", "deadlock", False))
+
+
+def _target(metric: str, word: str, higher: bool, bound: float, diff: dict, exact: bool,
+            level: float, resolution: float) -> dict:
+    """One target of one entry: the paired difference, its decision interval and the call."""
+    n, mean = diff["n"], diff["mean"]
+    if mean is None:
+        low = high = None
+    elif exact:  # one episode, the same whatever the seed: the difference is known exactly
+        low = high = mean
+    else:
+        iv = decision_interval(n, mean, diff.get("sd"), level=level, resolution=resolution)
+        low, high = (None, None) if iv is None else iv
+    tol = 1e-12
+    if low is None:
+        call = "undecided"
+    elif higher:
+        call = "met" if low >= bound - tol else "missed" if high < bound - tol else "undecided"
+    else:
+        call = "met" if high <= bound + tol else "missed" if low > bound + tol else "undecided"
+    return {"metric": metric, "what": word, "target": f"{'>=' if higher else '<='} {bound:+g}",
+            "bound": bound, "difference": mean, "low": low, "high": high, "n": n, "call": call}
 
 
 def missed_targets(report: dict, policy: str, *, reference: str | None = None,
-                   gain: float = 0.15, gain_tags: Sequence[str] = ("deadlock", "crush")
-                   ) -> dict[str, list[str]]:
-    """The targets a policy misses against a reference, per entry of a bench report.
+                   gain: float = GAIN, gain_tags: Sequence[str] = GAIN_TAGS,
+                   margin: float = MARGIN, looks: int | None = None,
+                   alpha: float = ALPHA) -> dict[str, dict]:
+    """Each entry's targets, called ``met``, ``missed`` or ``undecided``, for a bench report.
 
-    The targets of the generalist tables in ``docs/results.md`` (defined in
-    ``docs/evaluation.md#targets``): the success rate at least the reference's
-    or inside its 95% interval, and at least the reference's + ``gain`` on entries tagged with
-    one of ``gain_tags`` (where pure ORCA deadlocks or crushes); the collision and deadlock
-    rates at most the reference's. They compare means, as the tables do; the paired
-    differences (``report["differences"]``) say which gaps the episodes can resolve.
+    The targets (``docs/evaluation.md#targets``) are paired differences, policy minus
+    reference on the same seeds (``report["differences"]``), of three rates:
+
+    * success: at least ``+gain`` on the entries tagged with one of ``gain_tags`` (where pure
+      ORCA deadlocks or crushes), at least ``-margin`` on the others;
+    * collision and deadlock: at most ``+margin``.
+
+    Each is decided on :func:`~orca_env.evaluation.metrics.decision_interval` at the
+    two-sided level ``1 - alpha / looks`` (Bonferroni over the ``looks`` of
+    :func:`decide_targets`: the intervals of all its looks hold the true difference together
+    with probability at least ``1 - alpha``): ``met`` when the whole interval is on the target's
+    side of its bound, ``missed`` when it is wholly on the other side, else ``undecided``. A
+    seed-independent entry's one episode gives the difference exactly. An entry is ``missed``
+    when a target is, else ``undecided`` when one is, else ``met``.
 
     Args:
-        report: A bench report (:func:`run_bench`, or ``bench.json`` loaded).
+        report: A bench report (:func:`run_bench` or :func:`decide_targets`, or ``bench.json``
+            loaded).
         policy: The label of the policy to check.
-        reference: The label to compare with (default: the report's ``reference``).
+        reference: The label to compare with (default: the report's ``reference``); the report
+            must hold their paired differences (either way round).
         gain: Success margin on the ``gain_tags`` entries.
-        gain_tags: Tags of the entries that need the margin.
+        gain_tags: Tags of the entries that need the gain.
+        margin: The difference in a rate too small to count (non-inferiority margin).
+        looks: Looks the intervals are adjusted for (default: the report's, from
+            :func:`decide_targets`, else :data:`LOOKS`).
+        alpha: The error rate the looks share.
 
     Returns:
-        ``{entry: [what is missed, e.g. "success -0.07", "collision +0.04"]}`` in the report's
-        order; an empty list where every target is met.
+        ``{entry: {"call": "met" | "missed" | "undecided", "label": "met" | "missed" |
+        "undecided at N episodes", "episodes": N, "targets": [...]}}`` in the report's order;
+        each target ``{"metric", "what", "target" (">= -0.05"), "bound", "difference" (the
+        mean paired difference), "low", "high" (the decision interval), "n", "call"}``.
+        :func:`describe_call` says it in words.
 
     Raises:
-        ValueError: If ``policy`` or ``reference`` is not a policy of the report, or they are
-            the same.
+        ValueError: If ``policy`` or ``reference`` is not a policy of the report, they are the
+            same, or the report holds no paired differences between them.
     """
     labels = [p["label"] for p in report["policies"]]
     reference = report.get("reference") if reference is None else reference
@@ -637,24 +993,168 @@ def missed_targets(report: dict, policy: str, *, reference: str | None = None,
             raise ValueError(f"{arg} {lab!r}: not a policy of this bench; its policies: {labels}")
     if policy == reference:
         raise ValueError(f"policy {policy!r} is the reference; name another policy")
-    out: dict[str, list[str]] = {}
+    sign = 1.0
+    if reference != report.get("reference"):
+        if policy != report.get("reference"):
+            raise ValueError(f"reference {reference!r}: this bench holds paired differences to "
+                             f"{report.get('reference')!r} only; run it with {reference!r} as "
+                             f"its reference (pure ORCA, or the first policy)")
+        sign = -1.0  # the reference's differences to the policy, turned round
+    if looks is None:
+        looks = report.get("targets", {}).get("looks", LOOKS)
+    if not _is_int(looks) or looks < 1:
+        raise ValueError(f"looks must be an integer >= 1, got {looks!r}")
+    level = 1.0 - alpha / looks
+    out: dict[str, dict] = {}
     for e in report["entries"]:
-        res = report["results"][e["name"]]
-        p, r = res[policy], res[reference]
-        sp, sr = p["success_rate"]["mean"], r["success_rate"]["mean"]
-        missed = []
-        if sp is not None and sr is not None:
-            if e["tag"] in gain_tags:
-                if sp < sr + gain - 1e-9:
-                    missed.append(f"success {_signed(sp - sr)} (needs +{gain:g})")
-            elif sp < sr and sp < r["success_rate"]["ci95_low"]:
-                missed.append(f"success {_signed(sp - sr)}")
-        for key, what in (("collision_rate", "collision"), ("deadlock_rate", "deadlock")):
-            a, b = p[key]["mean"], r[key]["mean"]
-            if a is not None and b is not None and a > b + 1e-12:
-                missed.append(f"{what} {_signed(a - b)}")
-        out[e["name"]] = missed
+        diffs = report["differences"][e["name"]][policy if sign > 0 else reference]
+        exact = bool(e.get("seed_independent"))
+        resolution = 1.0 / max(1, int(e.get("num_learned", 1)))
+        targets = []
+        for metric, word, higher in _TARGET_METRICS:
+            d = dict(diffs[metric])
+            if d["mean"] is not None:
+                d["mean"] = sign * d["mean"]
+            bound = (gain if e["tag"] in gain_tags else -margin) if higher else margin
+            targets.append(_target(metric, word, higher, bound, d, exact and d["n"] == 1,
+                                   level, resolution))
+        calls = [t["call"] for t in targets]
+        call = "missed" if "missed" in calls else "undecided" if "undecided" in calls else "met"
+        n = max(t["n"] for t in targets)
+        out[e["name"]] = {"call": call, "episodes": n, "targets": targets,
+                          "label": f"undecided at {n} episodes" if call == "undecided" else call}
     return out
+
+
+def describe_call(call: dict) -> str:
+    """An entry's call in words: ``met``, or what is missed or undecided, with the numbers.
+
+    ``missed: success -0.070 [-0.151, +0.011] (needs >= -0.05)``: the mean paired difference,
+    its decision interval and the target; the targets that decide the call are listed.
+    """
+    if call["call"] == "met":
+        return "met"
+    parts = []
+    for t in call["targets"]:
+        if t["call"] != call["call"]:
+            continue
+        if t["low"] is None:
+            iv = "" if t["difference"] is None else " (no interval)"
+        elif t["low"] == t["high"]:
+            iv = " (exact: one episode)"
+        else:
+            iv = f" [{_signed(t['low'])}, {_signed(t['high'])}]"
+        diff = "-" if t["difference"] is None else _signed(t["difference"])
+        parts.append(f"{t['what']} {diff}{iv} (needs {t['target']})")
+    return f"{call['label']}: " + ", ".join(parts)
+
+
+def decide_targets(suite: Suite | str | os.PathLike, policy: BenchPolicy | str,
+                   reference: BenchPolicy | str = "orca", *, looks: int = LOOKS,
+                   out_dir: str | os.PathLike | None = None, progress: bool = False,
+                   personal_space: float = PERSONAL_SPACE, gain: float = GAIN,
+                   gain_tags: Sequence[str] = GAIN_TAGS, margin: float = MARGIN,
+                   alpha: float = ALPHA) -> dict:
+    """Run a suite for a policy and a reference until each entry's targets are called.
+
+    Look 1 is :func:`run_bench` of the two policies (each entry's own episodes, ``N``). An entry
+    whose call (:func:`missed_targets`) is ``undecided`` gets follow-up episodes, for both
+    policies on the same seeds, up to ``2 N`` episodes at look 2, ``4 N`` at look 3, ... (``N
+    2^(looks-1)`` at the last, the cap: 200 for an entry of 50). Follow-up episode ``j`` uses
+    seed ``followup_seeds[0] + j``, skipping seeds whose episode the entry already ran
+    (:func:`episode_keys`: a CrowdNav case repeats every 500 or 100 seeds), up to
+    ``followup_seeds[1]``. An entry stays ``undecided at N episodes`` when the cap or the
+    follow-up seeds are reached first; a seed-independent entry is called at look 1.
+
+    Args:
+        suite: A :class:`Suite`, or a suite file's path or shipped name.
+        policy: The policy whose targets are decided.
+        reference: What it is compared with (pure ORCA by default).
+        looks: Looks, the first included (>= 1; 1: no follow-ups).
+        out_dir: As for :func:`run_bench`; each run's files end up holding all its episodes.
+        progress: Report entries, episodes and looks on stderr.
+        personal_space: As for :func:`run_bench`.
+        gain: As for :func:`missed_targets`.
+        gain_tags: As for :func:`missed_targets`.
+        margin: As for :func:`missed_targets`.
+        alpha: As for :func:`missed_targets`.
+
+    Returns:
+        The bench report of every episode run (:func:`run_bench`'s keys; an entry with
+        follow-ups lists their seeds as ``followup_seeds``), with ``targets``: ``{"policy",
+        "reference", "looks", "looks_run", "alpha", "margin", "gain", "gain_tags", "method",
+        "calls"}``, ``calls`` as :func:`missed_targets` returns them.
+
+    Raises:
+        ValueError: As :func:`run_bench`, and on ``looks`` below 1.
+    """
+    if not _is_int(looks) or looks < 1:
+        raise ValueError(f"looks must be an integer >= 1, got {looks!r}")
+    bench = _Bench(suite, [policy, reference], out_dir=out_dir, progress=progress,
+                   personal_space=personal_space, reference=1)
+    suite = bench.suite
+    p_label, r_label = bench.labels
+    kw = dict(reference=r_label, gain=gain, gain_tags=gain_tags, margin=margin, looks=looks,
+              alpha=alpha)
+    bench.run()
+    report = bench.report()
+    calls = missed_targets(report, p_label, **kw)
+    entries = {e.name: e for e in suite.entries}
+    look = 1
+    for look in range(2, looks + 1):
+        want = {}
+        for name, c in calls.items():
+            e = entries[name]
+            if c["call"] != "undecided" or e.seed_independent:
+                continue
+            done = bench.followups[name]
+            seeds = followup_plan(suite, e, e.episodes * (2 ** (look - 1) - 1))[len(done):]
+            if seeds:
+                want[name] = seeds
+        if not want:
+            look -= 1
+            break
+        _say(progress, f"[targets] look {look}/{looks}: {len(want)} undecided entries get "
+                       f"follow-up episodes")
+        bench.follow_up(want, f"look {look}/{looks}")
+        report = bench.report()
+        calls = missed_targets(report, p_label, **kw)
+    report["targets"] = {
+        "policy": p_label, "reference": r_label, "looks": looks, "looks_run": look,
+        "alpha": alpha, "margin": margin, "gain": gain, "gain_tags": list(gain_tags),
+        "method": TARGET_METHOD, "calls": calls}
+    return report
+
+
+def followup_plan(suite: Suite, entry: SuiteEntry, count: int) -> list[int]:
+    """The seeds of ``entry``'s first ``count`` follow-up episodes (fewer if the block ends).
+
+    From the suite's ``followup_seeds`` block, in order, each seed whose episode
+    (:func:`episode_keys`) the entry has not run yet, its own episodes counted: the seeds
+    :func:`decide_targets` runs. None for a seed-independent entry or a suite without a block.
+    """
+    if suite.followup_seeds is None or entry.seed_independent or count <= 0:
+        return []
+    first, last = suite.followup_seeds
+    used = set(episode_keys(entry, suite.run_seeds(entry)))
+    candidates = list(range(first, last + 1))
+    out = []
+    for s, key in zip(candidates, episode_keys(entry, candidates), strict=True):
+        if key not in used:
+            used.add(key)
+            out.append(s)
+            if len(out) == count:
+                break
+    return out
+
+
+#: How :func:`missed_targets` decides, as ``bench.json`` records it.
+TARGET_METHOD = ("paired differences (policy - reference, same seeds) of each rate per "
+                 "episode; Student-t interval of their mean at two-sided level 1 - alpha/looks "
+                 "(Bonferroni over the looks), its half-width at least Wilson's zero-event bound "
+                 "z^2/(n + z^2) times 1/learned agents; met: the interval on the target's side "
+                 "of its bound, missed: wholly on the other side, else undecided; a "
+                 "seed-independent entry's one episode is exact")
 
 
 #: The summary files of :func:`write_bench`.
@@ -716,23 +1216,28 @@ def format_markdown(report: dict) -> str:
     """The report as markdown tables: one row per entry and policy.
 
     The :data:`HEADLINE` rates, then (two or more policies) their paired differences to the
-    reference, then the social-navigation metrics of :data:`SOCIAL_TABLE` (when the report
-    holds them). Each cell is the mean and its 95% interval (``[low, high]`` for rates,
-    ``+-half`` otherwise).
+    reference, then (a report of :func:`decide_targets`) the targets' calls, then the
+    social-navigation metrics of :data:`SOCIAL_TABLE` (when the report holds them). Each cell
+    is the mean and its 95% interval (``[low, high]`` for rates, ``+-half`` otherwise); a
+    seed-independent entry's one episode has none.
     """
     s = report["suite"]
     heads = [m.replace("_rate", "") for m in HEADLINE]
     lines = [f"Suite `{s['name']}`: seed {s['seed']} + entry offset + episode; mean and 95% "
              f"interval over episodes of the rates over learned agents (Student-t, clipped to "
-             f"[0, 1]).",
-             "",
-             "| entry | tag | agents (learned) | episodes | policy | " + " | ".join(heads) + " |",
-             "|---|---|---:|---:|---|" + "---:|" * len(heads)]
+             f"[0, 1])."]
+    if any(e.get("seed_independent") for e in report["entries"]):
+        lines[0] += (" A seed-independent entry gives the same episode whatever the seed: it "
+                     "ran once, and its values have no interval.")
+    lines += ["",
+              "| entry | tag | agents (learned) | episodes | policy | " + " | ".join(heads) + " |",
+              "|---|---|---:|---:|---|" + "---:|" * len(heads)]
     for e in report["entries"]:
+        count = f"{e['episodes']}" + (" (seed-independent)" if e.get("seed_independent") else "")
         for p in report["policies"]:
             agg = report["results"][e["name"]][p["label"]]
             lines.append(f"| {e['name']} | {e['tag']} | {e['num_agents']} ({e['num_learned']}) "
-                         f"| {e['episodes']} | {_md(p['label'])} | "
+                         f"| {count} | {_md(p['label'])} | "
                          + " | ".join(_cell(agg[m]) for m in HEADLINE) + " |")
     ref = report.get("reference")
     if ref is not None:
@@ -750,8 +1255,43 @@ def format_markdown(report: dict) -> str:
                 diff = report["differences"][e["name"]][p["label"]]
                 lines.append(f"| {e['name']} | {_md(p['label'])} | "
                              + " | ".join(_diff_cell(diff[m]) for m in HEADLINE) + " |")
+    lines += _targets_markdown(report)
     lines += _social_markdown(report)
     return "\n".join(lines) + "\n"
+
+
+def _targets_markdown(report: dict) -> list[str]:
+    """The targets' table of a :func:`decide_targets` report (none for other reports)."""
+    t = report.get("targets")
+    if not t:
+        return []
+    level = 100.0 * (1.0 - t["alpha"] / t["looks"])
+    lines = ["",
+             f"Targets of `{t['policy']}` against `{t['reference']}` (docs/evaluation.md#"
+             f"targets): paired difference and its interval at {level:.2f}% per look, "
+             f"{100 * (1 - t['alpha']):.0f}% over all {t['looks']} looks (Bonferroni); met when "
+             f"the interval is on the target's side of its bound, missed when wholly on the "
+             f"other side, else undecided.",
+             "",
+             "| entry | tag | episodes | success | collision | deadlock | call |",
+             "|---|---|---:|---|---|---|---|"]
+    tags = {e["name"]: e["tag"] for e in report["entries"]}
+    for name, call in t["calls"].items():
+        cells = []
+        for x in call["targets"]:
+            if x["difference"] is None:
+                cells.append("-")
+                continue
+            iv = "" if x["low"] is None or x["low"] == x["high"] else \
+                f" [{_signed(x['low'])}, {_signed(x['high'])}]"
+            cells.append(f"{_signed(x['difference'])}{iv} ({x['target']}): {x['call']}")
+        lines.append(f"| {name} | {tags[name]} | {call['episodes']} | " + " | ".join(cells)
+                     + f" | {'**missed**' if call['call'] == 'missed' else call['label']} |")
+    met = sum(c["call"] == "met" for c in t["calls"].values())
+    missed = sum(c["call"] == "missed" for c in t["calls"].values())
+    lines += ["", f"`{t['policy']}`: met on {met} of {len(t['calls'])} entries, missed on "
+                  f"{missed}, undecided on {len(t['calls']) - met - missed}."]
+    return lines
 
 
 def _social_markdown(report: dict) -> list[str]:

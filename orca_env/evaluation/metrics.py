@@ -46,13 +46,14 @@ import json
 import math
 import os
 from collections.abc import Sequence
+from statistics import NormalDist
 
 from ..files import atomic_write_text
 
 __all__ = ["METRICS", "OVERLAP_METRICS", "SOCIAL_METRICS", "ALL_METRICS",
-           "social_metric_definitions", "t95", "wilson95", "aggregate",
-           "paired_difference", "format_ci", "report_json", "report_hash", "write_csv",
-           "format_table"]
+           "social_metric_definitions", "t95", "t_quantile", "wilson95", "aggregate",
+           "paired_difference", "decision_interval", "format_ci", "report_json", "report_hash",
+           "write_csv", "format_table"]
 
 #: Metric name -> (unit, definition). Per-episode values; the aggregate averages them.
 METRICS: dict[str, tuple[str, str]] = {
@@ -177,6 +178,50 @@ def t95(df: int) -> float:
             + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3))
 
 
+def _t_two_sided(t: float, df: int) -> float:
+    """``P(|T| <= t)`` for Student's t with an integer ``df >= 1`` (Abramowitz-Stegun 26.7.3-4).
+
+    The finite series in ``cos(theta)``, ``theta = atan(t / sqrt(df))``: exact up to rounding.
+    """
+    theta = math.atan(t / math.sqrt(df))
+    c2, sin, cos = math.cos(theta) ** 2, math.sin(theta), math.cos(theta)
+    if df % 2 == 1:
+        total, term = 0.0, 1.0
+        if df > 1:
+            total = 1.0
+            for k in range(1, (df - 3) // 2 + 1):  # 1 + 2/3 c^2 + 2*4/(3*5) c^4 + ...
+                term *= (2 * k) / (2 * k + 1) * c2
+                total += term
+        return 2.0 / math.pi * (theta + (sin * cos * total if df > 1 else 0.0))
+    total, term = 1.0, 1.0
+    for k in range(1, (df - 2) // 2 + 1):  # 1 + 1/2 c^2 + 1*3/(2*4) c^4 + ...
+        term *= (2 * k - 1) / (2 * k) * c2
+        total += term
+    return sin * total
+
+
+def t_quantile(level: float, df: int) -> float:
+    """The two-sided Student-t quantile: ``t`` with ``P(|T| <= t) = level``, ``df >= 1``.
+
+    :func:`t95` at other levels (the Bonferroni-adjusted levels of the target decisions):
+    bisection on the exact distribution function of an integer ``df``.
+    """
+    if not 0.0 < level < 1.0 or df < 1:
+        raise ValueError(f"t_quantile needs 0 < level < 1 and df >= 1, got {level!r}, {df!r}")
+    lo, hi = 0.0, 1.0
+    while _t_two_sided(hi, df) < level:
+        hi *= 2.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if _t_two_sided(mid, df) < level:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-12 * hi:
+            break
+    return 0.5 * (lo + hi)
+
+
 def wilson95(successes: float, n: int) -> tuple[float, float]:
     """The 95% Wilson score interval ``(low, high)`` of a proportion ``successes / n``.
 
@@ -247,7 +292,7 @@ def aggregate(episodes: Sequence[dict], metrics: dict | None = None) -> dict:
 
 def paired_difference(episodes: Sequence[dict], reference: Sequence[dict],
                       keys: Sequence[str]) -> dict:
-    """``{metric: {"mean", "ci95_low", "ci95_high", "ci95", "ci_method", "n"}}`` of a difference.
+    """``{metric: {"mean", "ci95_low", "ci95_high", "ci95", "ci_method", "n", "sd"}}``, paired.
 
     The mean of ``episode[key] - reference episode[key]`` over the seeds both runs share and
     both define the metric for (episodes are paired by their ``seed``), with the 95% Student-t
@@ -256,7 +301,9 @@ def paired_difference(episodes: Sequence[dict], reference: Sequence[dict],
     width, as in :func:`aggregate`: read the bounds). Pairing by
     seed removes what the two runs' episodes have in common (the same starts, goals and crowd),
     so the interval is usually much narrower than the two runs' own intervals suggest, and a
-    difference whose interval holds 0 is not told apart from none by these episodes.
+    difference whose interval holds 0 is not told apart from none by these episodes. ``sd`` is
+    the differences' sample standard deviation (``None`` below two pairs): with ``n`` and
+    ``mean`` it is all :func:`decision_interval` needs.
     """
     ref = {r["seed"]: r for r in reference}
     out = {}
@@ -266,19 +313,45 @@ def paired_difference(episodes: Sequence[dict], reference: Sequence[dict],
                  and ref[e["seed"]].get(key) is not None]
         n = len(diffs)
         row = {"mean": None, "ci95_low": None, "ci95_high": None, "ci95": None,
-               "ci_method": "t_paired", "n": n}
+               "ci_method": "t_paired", "n": n, "sd": None}
         out[key] = row
         if n == 0:
             continue
         mean = math.fsum(diffs) / n
         row["mean"] = mean
         if n > 1:
+            row["sd"] = math.sqrt(math.fsum((v - mean) ** 2 for v in diffs) / (n - 1))
             half = _t_half_width(diffs, mean)
             lo, hi = mean - half, mean + half
             if ALL_METRICS.get(key, ("",))[0] in ("fraction", "0/1"):
                 lo, hi = max(-1.0, lo), min(1.0, hi)
             row["ci95_low"], row["ci95_high"], row["ci95"] = lo, hi, (hi - lo) / 2
     return out
+
+
+def decision_interval(n: int, mean: float, sd: float | None, *, level: float,
+                      resolution: float = 1.0) -> tuple[float, float] | None:
+    """The interval a target is decided on: the mean of paired per-episode rate differences.
+
+    The Student-t interval (``df = n - 1``, two-sided ``level``) of the mean of ``n`` paired
+    differences of a rate (values in [-1, 1]; ``mean`` and their sample standard deviation
+    ``sd``), ``mean +- t sd / sqrt(n)``, with its half-width at least ``resolution * z^2 /
+    (n + z^2)`` (``z`` the normal quantile of ``level``): Wilson's score bound on the share of
+    episodes that differ when none did, times the smallest step of the rate (``resolution``, 1
+    over the learned agents of an episode: 1 for one robot). Without the floor, episodes that
+    all agree give an interval of zero width, which would call any target on them: 50 episodes
+    of one robot that never differ from the reference's bound a rare difference only to about
+    +-0.1 at the level of three looks (0.983), and about 110 are needed to call it within
+    0.05. For rates of many agents the floor is negligible. Clipped to [-1, 1].
+
+    Returns:
+        ``(low, high)``, or ``None`` below two pairs.
+    """
+    if n < 2 or sd is None:
+        return None
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    half = max(t_quantile(level, n - 1) * sd / math.sqrt(n), resolution * z * z / (n + z * z))
+    return max(-1.0, mean - half), min(1.0, mean + half)
 
 
 def format_ci(a: dict, digits: int = 3) -> str:

@@ -18,6 +18,16 @@ CROWDNAV_TEST_CAPACITY = 1000
 #: CrowdNav's ``test_size`` (``crowd_nav/configs/env.config``): its test phase runs cases
 #: 0..499 (``case_counter`` wraps modulo ``test_size``).
 CROWDNAV_TEST_SIZE = 500
+#: CrowdNav's seed of validation case 0 (``counter_offset['val']``): validation case ``i`` is
+#: seed ``i``, below the test seeds.
+CROWDNAV_VAL_SEED = 0
+#: CrowdNav's ``case_capacity['val']``: validation seeds stay below the test ones (1000..).
+CROWDNAV_VAL_CAPACITY = 1000
+#: CrowdNav's ``val_size`` (``crowd_nav/configs/env.config``): its validation phase runs cases
+#: 0..99 (``case_counter['val']`` wraps modulo ``val_size``).
+CROWDNAV_VAL_SIZE = 100
+#: Values of the ``split`` parameter: which of CrowdNav's fixed case sets ``crowdnav_test`` runs.
+SPLITS = ("test", "val")
 #: Values of the ``layout`` parameter.
 LAYOUTS = ("random", "crowdnav_test")
 
@@ -68,18 +78,34 @@ class CrowdNavCircle(Scenario):
       CrowdNav's ``test_size``) may be at most 1000, CrowdNav's test capacity: seeds from
       2000 on are its training cases.
 
+    Splits (parameter ``split``, with ``layout: crowdnav_test``): ``test`` (default) gives the
+    test cases above; ``val`` gives CrowdNav's validation cases instead, as its
+    ``reset(phase='val')`` does: case ``(seed + episode) % val_cases`` (default 100, CrowdNav's
+    ``val_size``; at most 1000, its validation capacity), drawn by the same rules from
+    ``np.random.RandomState(0 + case)`` (:data:`CROWDNAV_VAL_SEED`), so no validation case is a
+    test case. Model selection runs on ``split: val``; the test cases only report. (CrowdNav
+    draws its validation cases with its ``train_val_sim`` rule, circle crossing by default, and
+    with a single human for policies without ``multiagent_training``; here the scenario's own
+    rule and the config's humans draw them.) :attr:`case_seed` is the numpy seed of the
+    episode's case, CrowdNav's own name for it: validation case ``i`` is ``i``, test case ``i``
+    is ``1000 + i``.
+
     CrowdNav's default test setting (invisible robot, ORCA padding, its time limit and collision
     rule) is ``configs/crowdnav_circle_invisible.yaml``.
 
     Version History:
-        v0: initial version; the ``layout`` and ``test_cases`` parameters were added later,
-        with defaults that keep the original layouts.
+        v0: initial version; the ``layout``, ``test_cases``, ``split`` and ``val_cases``
+        parameters were added later, with defaults that keep the original layouts.
     """
 
     name = "crowdnav_circle_v0"
     PARAMS = dict(circle_radius=4.0, discomfort_dist=0.2, robot_fixed=True, layout="random",
-                  test_cases=CROWDNAV_TEST_SIZE)
-    POSITIVE = ("circle_radius", "test_cases")
+                  test_cases=CROWDNAV_TEST_SIZE, split="test", val_cases=CROWDNAV_VAL_SIZE)
+    POSITIVE = ("circle_radius", "test_cases", "val_cases")
+    #: Parameters that only choose which of CrowdNav's fixed cases a seed gives (the episode
+    #: itself is named by :attr:`case_seed`): ``orca_env.evaluation.bench.episode_keys`` leaves
+    #: them out of an entry's identity.
+    CASE_PARAMS = ("split", "test_cases", "val_cases")
     AGENT_DEFAULTS = dict(radius=0.3, max_speed=1.0, pref_speed=1.0, neighbor_dist=10.0,
                           max_neighbors=10, time_horizon=5.0, time_horizon_obst=5.0)
     MAX_STEPS = 100
@@ -91,19 +117,45 @@ class CrowdNavCircle(Scenario):
     case: int | None = None
 
     def check_params(self):
-        """``layout`` is known; CrowdNav's test cases need the robot and fit its capacity."""
+        """``layout`` and ``split`` are known; CrowdNav's cases need the robot, fit its capacity."""
         self._require(self.layout in LAYOUTS, "layout", f"one of {list(LAYOUTS)}")
         self._require(self.test_cases <= CROWDNAV_TEST_CAPACITY, "test_cases",
                       f"at most {CROWDNAV_TEST_CAPACITY} (CrowdNav's test capacity: its seeds "
                       f"from {CROWDNAV_TEST_SEED + CROWDNAV_TEST_CAPACITY} on are training cases)")
+        self._require(self.val_cases <= CROWDNAV_VAL_CAPACITY, "val_cases",
+                      f"at most {CROWDNAV_VAL_CAPACITY} (CrowdNav's validation capacity: its "
+                      f"seeds from {CROWDNAV_VAL_SEED + CROWDNAV_VAL_CAPACITY} on are test cases)")
+        self._require(self.split in SPLITS, "split", f"one of {list(SPLITS)}")
         if self.layout == "crowdnav_test":
             self._require(self.robot_fixed, "robot_fixed",
                           "true with layout crowdnav_test (slot 0 is CrowdNav's robot)")
+        else:
+            self._require(self.split == "test", "split",
+                          "'test' (the default) unless layout is crowdnav_test (the random "
+                          "layout draws from the env's seed, not from CrowdNav's cases)")
 
     def start_episode(self, seed, episode):
-        """With ``layout: crowdnav_test``, the episode's case: ``(seed + episode) % test_cases``."""
-        self.case = (seed + episode) % self.test_cases if self.layout == "crowdnav_test" \
-            else None
+        """With ``layout: crowdnav_test``, the episode's case, ``(seed + episode) % test_cases``.
+
+        With ``split: val``, ``(seed + episode) % val_cases``, a validation case.
+        """
+        if self.layout != "crowdnav_test":
+            self.case = None
+        else:
+            self.case = (seed + episode) % (self.val_cases if self.split == "val"
+                                            else self.test_cases)
+
+    @property
+    def case_seed(self) -> int | None:
+        """The numpy seed CrowdNav draws the episode's case from (None with the random layout).
+
+        CrowdNav's own name for a case: validation case ``i`` is seed ``i``, test case ``i``
+        seed ``1000 + i``.
+        """
+        if self.case is None:
+            return None
+        base = CROWDNAV_VAL_SEED if self.split == "val" else CROWDNAV_TEST_SEED
+        return base + int(self.case)
 
     def build_world(self, rng):
         """An empty world sized to the circle."""
@@ -130,7 +182,7 @@ class CrowdNavCircle(Scenario):
                             max_tries=self.MAX_TRIES, scenario=self.name)
 
     def populate(self, rng, sim, radii, max_speeds, randomized):
-        """The default, or with ``layout: crowdnav_test`` the episode's CrowdNav test case."""
+        """The default, or with ``layout: crowdnav_test`` the episode's CrowdNav case."""
         if self.layout != "crowdnav_test":
             return super().populate(rng, sim, radii, max_speeds, randomized)
         starts, goals = self.crowdnav_case(self.case, radii, max_speeds, randomized)
@@ -138,10 +190,10 @@ class CrowdNavCircle(Scenario):
 
     def crowdnav_case(self, case: int, radii: np.ndarray, max_speeds: np.ndarray,
                       randomized: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """CrowdNav's test case ``case`` (see the class docstring), deterministic.
+        """CrowdNav's case ``case`` of the ``split`` (see the class docstring), deterministic.
 
         Args:
-            case: Test case index, ``0 <= case < 1000``.
+            case: Case index, ``0 <= case < 1000``.
             radii: ``(n,)`` radius per slot; randomized slots are overwritten in place.
             max_speeds: ``(n,)`` v_pref per slot; randomized slots are overwritten in place.
             randomized: ``(n,)`` bool, slots with ``randomize_attributes``.
@@ -157,9 +209,11 @@ class CrowdNavCircle(Scenario):
             raise ValueError(f"{self.name} layout crowdnav_test: slot 0 is CrowdNav's robot, "
                              f"whose attributes CrowdNav does not randomize; set "
                              f"randomize_attributes on the human groups only")
-        # CrowdNav seeds numpy's global generator with np.random.seed(1000 + case); a private
-        # legacy RandomState with the same seed yields the same numbers in the same order.
-        rs = np.random.RandomState(CROWDNAV_TEST_SEED + int(case))
+        # CrowdNav seeds numpy's global generator with np.random.seed(1000 + case) (test) or
+        # np.random.seed(case) (val); a private legacy RandomState with the same seed yields the
+        # same numbers in the same order.
+        base = CROWDNAV_VAL_SEED if self.split == "val" else CROWDNAV_TEST_SEED
+        rs = np.random.RandomState(base + int(case))
         n = len(radii)
         starts = np.zeros((n, 2))
         goals = np.zeros((n, 2))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import SpawnError, World, sample_pairs
-from .crowdnav_circle import CROWDNAV_TEST_SIZE, CrowdNavCircle, _dist
+from .crowdnav_circle import CROWDNAV_TEST_SIZE, CROWDNAV_VAL_SIZE, CrowdNavCircle, _dist
 
 
 class CrowdNavSquare(CrowdNavCircle):
@@ -22,22 +22,24 @@ class CrowdNavSquare(CrowdNavCircle):
     from the env's generator; ``crowdnav_test`` gives CrowdNav's test case
     ``(seed + episode) % test_cases`` (evaluation episode ``k`` is case ``k``), drawn as
     CrowdNav's ``generate_square_crossing_human`` draws it from
-    ``np.random.RandomState(1000 + case)``: for each slot after the robot, in slot order,
-    ``v_pref`` and ``radius`` if its group has ``randomize_attributes``; then the side, ``sign
-    = -1 if U > 0.5 else 1``; then ``(x, y)`` until the start is at least ``r_i + r_j +
+    ``np.random.RandomState(1000 + case)`` (with ``split: val`` its validation case ``(seed +
+    episode) % val_cases`` from ``RandomState(case)``): for each slot after the robot, in slot
+    order, ``v_pref`` and ``radius`` if its group has ``randomize_attributes``; then the side,
+    ``sign = -1 if U > 0.5 else 1``; then ``(x, y)`` until the start is at least ``r_i + r_j +
     discomfort_dist`` from every earlier slot's *start*; then the goal, on the other side,
     until it is that far from every earlier slot's *goal* (CrowdNav checks starts against
     starts and goals against goals only, so a goal may lie on another agent's start).
 
     Version History:
-        v0: initial version; the ``layout`` and ``test_cases`` parameters were added later,
-        with defaults that keep the original layouts.
+        v0: initial version; the ``layout``, ``test_cases``, ``split`` and ``val_cases``
+        parameters were added later, with defaults that keep the original layouts.
     """
 
     name = "crowdnav_square_v0"
     PARAMS = dict(square_width=10.0, discomfort_dist=0.2, robot_fixed=True, robot_dist=4.0,
-                  layout="random", test_cases=CROWDNAV_TEST_SIZE)
-    POSITIVE = ("square_width", "robot_dist", "test_cases")
+                  layout="random", test_cases=CROWDNAV_TEST_SIZE, split="test",
+                  val_cases=CROWDNAV_VAL_SIZE)
+    POSITIVE = ("square_width", "robot_dist", "test_cases", "val_cases")
 
     def check_params(self):
         """The robot starts inside the square; the layout's rules (``crowdnav_circle_v0``)."""
