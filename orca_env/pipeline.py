@@ -119,6 +119,7 @@ class WorldBatch:
         self._pool = ThreadPoolExecutor(self._threads - 1) if self._threads > 1 else None
         self._blocks = np.array_split(np.arange(B, dtype=np.int64), self._threads)
         self._all = np.arange(B, dtype=np.int64)
+        self._stepped_one = np.ones(1, dtype=bool)
         self.debug_world: int | None = None  # record_step_start() on its sim each step
         #: Behaviours' per-slot data (:meth:`per_slot`): per config, and concatenated per load.
         self._config_data: dict = {}
@@ -354,8 +355,10 @@ class WorldBatch:
             A :class:`StepResult`; worlds in ``world_done`` are left for the caller to reset.
         """
         rows_n = self.alive.size
-        stepped = self.alive.reshape(self.num_worlds, self.num_learned).any(axis=1)
-        if stepped.all():
+        one = self.num_worlds == 1 and self.alive.any()  # the single env's case, cheaply
+        stepped = self._stepped_one if one else \
+            self.alive.reshape(self.num_worlds, self.num_learned).any(axis=1)
+        if one or stepped.all():
             worlds, blocks = self._all, self._blocks
         else:
             worlds = np.flatnonzero(stepped)

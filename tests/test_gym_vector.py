@@ -295,3 +295,8 @@ def test_crowd_agents_at_their_goal_get_new_ones():
             if not env.agents:
                 break
         assert renewed >= 2
+
+
+def test_one_world_next_step_is_bit_identical():
+    resets, finished = run_pair("blocks", 1, 100, seed=2, mode=NEXT, max_steps=30)
+    assert resets >= 2 and finished > 0
