@@ -9,6 +9,8 @@ dict, and keyword arguments of :func:`orca_env.parallel_env`. Nested sections (`
 Validation is strict, as in VMAS: an unknown key or a value of the wrong type raises
 ``ValueError`` naming the key (with its path, e.g. ``rewards.colision``) and listing the valid
 keys. ``bool`` is never accepted where a number is expected; ``int`` is accepted for ``float``.
+``max_cycles`` (PettingZoo's name) is accepted for ``max_steps`` wherever a top-level key is
+(:data:`KEY_ALIASES`); one mapping giving both with different values is an error.
 
 Example YAML (``configs/circle.yaml``)::
 
@@ -830,6 +832,31 @@ def set_mixture_parser(parser: Any) -> None:
     _MIXTURE_PARSER = parser
 
 
+#: Other names of top-level keys: ``alias -> key`` (PettingZoo's test utilities and many of its
+#: envs call the step limit ``max_cycles``).
+KEY_ALIASES = {"max_cycles": "max_steps"}
+
+
+def _resolve_aliases(data: dict, path: str = "") -> dict:
+    """``data`` with :data:`KEY_ALIASES` renamed to their keys (a copy when any is present).
+
+    Raises:
+        ValueError: If ``data`` gives an alias and its key with different values.
+    """
+    if not any(a in data for a in KEY_ALIASES):
+        return data
+    out = dict(data)
+    for alias, key in KEY_ALIASES.items():
+        if alias not in out:
+            continue
+        value = out.pop(alias)
+        if key in out and out[key] != value:
+            raise ValueError(f"config keys {path + key!r} and {path + alias!r} (its PettingZoo "
+                             f"name) differ: {_show(out[key])} and {_show(value)}; give one")
+        out[key] = value
+    return out
+
+
 def parse_section(cls: type, data: Any, path: str = "") -> Any:
     """Build dataclass ``cls`` from a mapping, strictly.
 
@@ -852,6 +879,8 @@ def parse_section(cls: type, data: Any, path: str = "") -> Any:
     if not isinstance(data, dict):
         raise ValueError(f"config section {path.rstrip('.') or '<root>'!r} must be a mapping, "
                          f"got {_show(data)}")
+    if cls is EnvConfig:
+        data = _resolve_aliases(data, path)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = [k for k in data if k not in fields]
     if unknown:
@@ -931,7 +960,8 @@ def load_config(config: str | os.PathLike | dict | EnvConfig | None = None,
                              f"level, got {type(data).__name__}")
     else:
         raise ValueError(f"config must be a path, a dict or an EnvConfig, got {_show(config)}")
-    data = _deep_merge(data, overrides)
+    # Aliases per layer: a keyword max_cycles overrides a file's max_steps.
+    data = _deep_merge(_resolve_aliases(data), _resolve_aliases(overrides))
     return parse_section(EnvConfig, data)
 
 

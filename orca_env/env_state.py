@@ -182,8 +182,21 @@ class EnvState:
         return _readonly(self._wc.table.learned_slots)
 
     @property
+    def live_agents(self) -> list[str]:
+        """The agents that still act, in ``agents`` order (a new list).
+
+        All of ``agents``, but with ``finished_agents="absorb"``: then the agents that have not
+        finished (the others absorb, their actions are ignored).
+        """
+        return list(self._acting)
+
+    @property
     def live_slots(self) -> np.ndarray:
-        """``(len(agents),)`` int64 slot of each live agent, in the order of ``agents``."""
+        """``(k,)`` int64 slot of each live agent (one that still acts), in ``agents`` order.
+
+        These are all of ``agents``, but with ``finished_agents="absorb"``, where ``agents``
+        also holds the agents that finished before their world ended.
+        """
         if self._ep is None:
             raise RuntimeError("live_slots is defined after reset()")
         return _readonly(self._batch.learned[self._batch.alive])
@@ -317,7 +330,8 @@ class EnvState:
         exactly an ORCA crowd agent without the noise.
 
         Returns:
-            ``{agent: (2,) float32 action}`` for the live agents.
+            ``{agent: (2,) float32 action}`` for ``agents`` (with ``finished_agents="absorb"``,
+            zero for the agents that finished: their actions are ignored).
 
         Raises:
             RuntimeError: Before ``reset``.
@@ -329,7 +343,11 @@ class EnvState:
         a = heuristic_actions(self._batch, self.live_slots,
                               self._wc.config.observation.frame == "world",
                               self._wc.learned_kinematics, self._wc.time_step)
-        return dict(zip(self.agents, a, strict=True))
+        acts = dict(zip(self._acting, a, strict=True))
+        if len(acts) == len(self.agents):
+            return acts
+        zero = np.zeros(a.shape[1], dtype=np.float32)
+        return {x: acts.get(x, zero) for x in self.agents}
 
     def render_data(self) -> dict:
         """Arrays a renderer needs (the hook for ``orca_env/render.py``).
