@@ -87,6 +87,7 @@ class OrcaTorchRLEnv(EnvBase):
         self.group_map = {GROUP: list(self.agent_names)}
         self._term = torch.zeros(B, L, 1, dtype=torch.bool)
         self._trunc = torch.zeros(B, L, 1, dtype=torch.bool)
+        self._cpu = self.device is None or self.device.type == "cpu"
         self._make_specs()
 
     # -- specs ------------------------------------------------------------------------------
@@ -122,35 +123,34 @@ class OrcaTorchRLEnv(EnvBase):
     # -- helpers ----------------------------------------------------------------------------
     def _tensor(self, array: np.ndarray, shape: tuple) -> torch.Tensor:
         t = torch.from_numpy(np.ascontiguousarray(array)).reshape(shape)
-        return t if self.device is None or self.device.type == "cpu" else t.to(self.device)
+        return t if self._cpu else t.to(self.device)
 
-    def _group_td(self, obs: np.ndarray, alive: np.ndarray, info: dict | None) -> dict:
+    def _td(self, source: dict, batch_size: tuple) -> TensorDictBase:
+        # The entries are fresh tensors of the spec's shapes and dtypes, built here: skip
+        # TensorDict's per-entry validation (a third of a step's cost at 16 worlds).
+        return TensorDict._new_unsafe(source, batch_size=torch.Size(batch_size),
+                                      device=self.device)
+
+    def _output(self, obs, alive, info, reward: torch.Tensor | None = None) -> TensorDictBase:
         B, L = self.num_worlds, self.num_agents
-        group = {"observation": self._tensor(obs, (B, L, -1)),
-                 "mask": self._tensor(alive, (B, L))}
-        if self._infos:
-            group["info"] = TensorDict(
-                {k: self._tensor(info[k], (B, L)) for k in self._info_keys},
-                batch_size=(B, L), device=self.device)
-        return group
-
-    def _done_entries(self) -> dict:
-        term, trunc = self._term, self._trunc
+        term, trunc = self._term.clone(), self._trunc.clone()
         done = term | trunc
         world_done = done.all(1)
         world_term = term.all(1)
-        dev = self.device
-        return {"done": world_done.to(dev), "terminated": world_term.to(dev),
-                "truncated": (world_done & ~world_term).to(dev),
-                GROUP: {"done": done.to(dev), "terminated": term.clone().to(dev),
-                        "truncated": trunc.clone().to(dev)}}
-
-    def _output(self, obs, alive, info, extra: dict | None = None) -> TensorDictBase:
-        B, L = self.num_worlds, self.num_agents
-        done = self._done_entries()
-        group = {**self._group_td(obs, alive, info), **done.pop(GROUP), **(extra or {})}
-        return TensorDict({**done, GROUP: TensorDict(group, batch_size=(B, L))},
-                          batch_size=(B,), device=self.device)
+        group = {"observation": self._tensor(obs, (B, L, -1)),
+                 "mask": self._tensor(alive, (B, L))}
+        if self._infos:
+            group["info"] = self._td({k: self._tensor(info[k], (B, L))
+                                      for k in self._info_keys}, (B, L))
+        flags = {"done": done, "terminated": term, "truncated": trunc}
+        if reward is not None:
+            flags["reward"] = reward
+        if not self._cpu:
+            flags = {k: v.to(self.device) for k, v in flags.items()}
+            world_done, world_term = world_done.to(self.device), world_term.to(self.device)
+        return self._td({"done": world_done, "terminated": world_term,
+                         "truncated": world_done & ~world_term,
+                         GROUP: self._td({**group, **flags}, (B, L))}, (B,))
 
     # -- EnvBase ----------------------------------------------------------------------------
     def _set_seed(self, seed: int | None) -> None:
@@ -206,7 +206,7 @@ class OrcaTorchRLEnv(EnvBase):
         self._trunc |= self._tensor(trunc, (B, L, 1))
         self._last = (obs, info)
         rew = self._tensor(reward.astype(np.float32), (B, L, 1))
-        return self._output(obs, info["alive"], info, {"reward": rew})
+        return self._output(obs, info["alive"], info, rew)
 
     def close(self, *, raise_if_closed: bool = True) -> None:
         """Close the vector env (its thread pool), then the TorchRL env."""
