@@ -218,3 +218,27 @@ def test_benchmarl_task_names_are_shipped_configs():
     assert [t.name for t in OrcaTask if not (configs / f"{t.name.lower()}.yaml").is_file()] == []
     with pytest.raises(ValueError, match="continuous actions only"):
         OrcaTask.CIRCLE.get_task().get_env_fun(2, False, 0, "cpu")
+
+
+def _doc_blocks(marker):
+    """The docs page's (skipped: they need this extra) Python blocks that use ``marker``."""
+    from test_docs import code_blocks  # pytest puts tests/ on sys.path
+
+    path = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "libraries.md")
+    with open(path, encoding="utf-8") as fh:
+        blocks = code_blocks(fh.read())
+    found = [(code, line) for lang, code, skipped, line in blocks
+             if lang == "python" and marker in code]
+    assert found, f"no block with {marker!r} in docs/libraries.md"
+    return path, found
+
+
+@pytest.mark.parametrize("marker", ["orca_env.wrappers.torchrl import",
+                                    "orca_env.wrappers.benchmarl import"])
+def test_docs_snippets_run(marker, tmp_path, monkeypatch):
+    if "benchmarl" in marker:
+        _require("benchmarl")
+    path, found = _doc_blocks(marker)
+    monkeypatch.chdir(tmp_path)  # BenchMARL writes its experiment folder here
+    for code, line in found:
+        exec(compile("\n" * line + code, path, "exec"), {"__name__": "docs_libraries"})

@@ -59,19 +59,24 @@ class OrcaClass(TaskClass):
         return lambda: OrcaTorchRLEnv(scenario, num_envs, seed=seed, device=device, **config)
 
     def supports_continuous_actions(self) -> bool:
+        """True: the agents' actions are continuous."""
         return True
 
     def supports_discrete_actions(self) -> bool:
+        """False: no discrete actions."""
         return False
 
     def has_render(self, env: EnvBase) -> bool:
+        """False: BenchMARL's video logging is not wired (orca-env renders with its viewer)."""
         return False
 
     def max_steps(self, env: EnvBase) -> int:
+        """The config's ``max_steps`` (evaluation rollouts' length), or 1000 without one."""
         steps = env.vector_env.config.max_steps
         return int(steps) if steps is not None else DEFAULT_MAX_STEPS
 
     def group_map(self, env: EnvBase) -> dict[str, list[str]]:
+        """One group, ``"agents"``, of every learned agent (``agent_0`` ...)."""
         return env.group_map
 
     def observation_spec(self, env: EnvBase) -> Composite:
@@ -85,16 +90,20 @@ class OrcaClass(TaskClass):
         return _only(env, "info")
 
     def state_spec(self, env: EnvBase) -> Composite | None:
+        """None: no global state (MAPPO's critic sees the agents' observations)."""
         return None
 
     def action_spec(self, env: EnvBase) -> Composite:
+        """``("agents", "action")``: ``[L, 2]`` in ``[-1, 1]``."""
         return env.full_action_spec_unbatched
 
     def action_mask_spec(self, env: EnvBase) -> Composite | None:
+        """None: continuous actions have no action mask."""
         return None
 
     @staticmethod
     def env_name() -> str:
+        """``"orca_env"``, BenchMARL's name of the environment (in its logs and folders)."""
         return "orca_env"
 
 
@@ -115,6 +124,7 @@ class OrcaTask(Task):
 
     @staticmethod
     def associated_class():
+        """:class:`OrcaClass`."""
         return OrcaClass
 
     def get_task(self, config: dict[str, Any] | None = None) -> OrcaClass:
