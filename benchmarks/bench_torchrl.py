@@ -6,8 +6,8 @@ infos (``--no-infos``: without), resetting the worlds that end: the raw env by i
 through TorchRL's ``step_and_maybe_reset`` (a partial ``"_reset"``, as its collectors do),
 actions given as tensors. The two run interleaved, ``--reps`` times each, so both figures come
 from the same load; the ratio is raw / TorchRL of the medians (the target is 1.5 or less). The
-last line printed is JSON: ``raw_world_steps_per_s``, ``torchrl_world_steps_per_s``, ``ratio`` and the
-settings.
+last line printed is JSON: ``raw_world_steps_per_s``, ``torchrl_world_steps_per_s``,
+``ratio`` and the settings.
 
 Usage:
 
