@@ -38,6 +38,15 @@ def _actions(n_steps, rows, seed=0):
     return np.clip(act, -1, 1).astype(np.float32)
 
 
+def test_missing_package_fails_in_ci_and_skips_elsewhere(monkeypatch):
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(ImportError):
+        _require("orca_env_no_such_package")
+    monkeypatch.delenv("CI")
+    with pytest.raises(pytest.skip.Exception, match=r"pip install -e \.\[torchrl\]"):
+        _require("orca_env_no_such_package")
+
+
 @pytest.mark.parametrize("finished_agents", ["leave", "absorb"])
 @pytest.mark.parametrize("infos", ["numeric", False])
 def test_check_env_specs(finished_agents, infos):
