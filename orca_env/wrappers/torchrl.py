@@ -88,6 +88,8 @@ class OrcaTorchRLEnv(EnvBase):
         self._term = torch.zeros(B, L, 1, dtype=torch.bool)
         self._trunc = torch.zeros(B, L, 1, dtype=torch.bool)
         self._cpu = self.device is None or self.device.type == "cpu"
+        #: The last observations and infos (None before the first reset).
+        self._last: tuple | None = None
         self._make_specs()
 
     # -- specs ------------------------------------------------------------------------------
@@ -159,7 +161,7 @@ class OrcaTorchRLEnv(EnvBase):
     def _reset(self, tensordict: TensorDictBase | None = None, **kwargs: Any) -> TensorDictBase:
         venv = self.vector_env
         reset = None if tensordict is None else tensordict.get("_reset", None)
-        if reset is None or bool(reset.all()):
+        if reset is None or bool(reset.all()) or self._last is None:
             obs, info = venv.reset(seed=self._next_seed)
             self._next_seed = None
             self._term.zero_()
@@ -202,8 +204,8 @@ class OrcaTorchRLEnv(EnvBase):
         if restarted.any():
             self._term[torch.from_numpy(restarted)] = False
             self._trunc[torch.from_numpy(restarted)] = False
-        self._term |= self._tensor(term, (B, L, 1))
-        self._trunc |= self._tensor(trunc, (B, L, 1))
+        self._term |= torch.from_numpy(term).reshape(B, L, 1)  # CPU, as the flags
+        self._trunc |= torch.from_numpy(trunc).reshape(B, L, 1)
         self._last = (obs, info)
         rew = self._tensor(reward.astype(np.float32), (B, L, 1))
         return self._output(obs, info["alive"], info, rew)
