@@ -3,7 +3,9 @@
 For each case (``W`` worlds of ``N`` agents) every system is built, warmed up, and then timed in
 alternating repetitions (A, B, C, ..., A, B, C, ...) so that load drift hits all of them alike;
 the table gives the median agent-steps/s over the repetitions and their min-max, the process
-CPU time per wall second, and the agent-steps each repetition timed. An agent-step is one agent
+CPU time per wall second (below 1: the process waited for a core; on a shared machine), the
+agent-steps per process CPU-second (less sensitive to other jobs), and the agent-steps each
+repetition timed. An agent-step is one agent
 advanced by one step; every system steps ``--steps`` steps per repetition (default 100, one
 ``circle_dense`` episode) with the same time step (0.25 s), after ``--warmup`` untimed steps.
 Setup and the first step (numba compilation, or the numba cache's load when it is warm; torch's
@@ -627,6 +629,7 @@ def peers_table(args, peers):
                              worlds=s.worlds, agents=s.agents, threads=s.threads, what=s.what,
                              agent_steps_per_s=med, min=min(rates), max=max(rates),
                              cpu_per_wall=statistics.median(c / w for _, w, c in reps),
+                             per_cpu_s=statistics.median(d / max(c, 1e-9) for d, _, c in reps),
                              agent_steps_per_rep=int(statistics.median(d for d, _, _ in reps)),
                              vs_vec_1t=med / vec))
         del systems, by_key
@@ -634,12 +637,13 @@ def peers_table(args, peers):
     print(f"\n## Agent-steps/s, interleaved ({args.reps} repetitions of {args.steps} steps after "
           f"{args.warmup} warm-up steps; median and min-max)\n")
     print("| case | system | worlds x agents run | threads | what a step computes "
-          "| agent-steps/s | min-max | CPU/wall | agent-steps per rep | / vec-1t |")
-    print("|---|---|---|---:|---|---:|---|---:|---:|---:|")
+          "| agent-steps/s | min-max | CPU/wall | per CPU-s | agent-steps per rep | / vec-1t |")
+    print("|---|---|---|---:|---|---:|---|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r['case']} | {r['system']} (`{r['key']}`) | {r['worlds']} x {r['agents']} "
               f"| {r['threads']} | {r['what']} | {fmt_rate(r['agent_steps_per_s'])} "
               f"| {fmt_rate(r['min'])}-{fmt_rate(r['max'])} | {r['cpu_per_wall']:.2f} "
+              f"| {fmt_rate(r['per_cpu_s'])} "
               f"| {r['agent_steps_per_rep']:,} | {r['vs_vec_1t']:.3g} |")
     print("\n## Load (1-minute average) per case\n")
     print("| case | load before | load after | wall (s) |")

@@ -48,6 +48,7 @@ def test_quick_table_has_our_rows_and_the_installed_peers():
         assert sorted(rows) == sorted(expected), case
         for key, r in rows.items():
             assert r["agent_steps_per_s"] > 0 and r["min"] <= r["agent_steps_per_s"] <= r["max"]
+            assert r["per_cpu_s"] > 0
             assert r["what"] and f"(`{key}`) | {r['worlds']} x {r['agents']} |" in out
             # equal work: every system steps the case's worlds (the looped ones up to a cap)
             # for the same number of steps; the core and RVO2 count every agent.
