@@ -122,7 +122,22 @@ def _numpy_global(module: str, name: str):
         except ImportError:  # NumPy < 2
             from numpy.core.multiarray import _reconstruct  # noqa: PLC0415
         return _reconstruct
+    if (module, name) in (("numpy.core.numeric", "_frombuffer"),
+                          ("numpy._core.numeric", "_frombuffer")):  # protocol 5
+        try:
+            from numpy._core.numeric import _frombuffer  # noqa: PLC0415
+        except ImportError:  # NumPy < 2
+            from numpy.core.numeric import _frombuffer  # noqa: PLC0415
+        return _frombuffer
+    if (module, name) == ("_codecs", "encode"):  # bytes in Python 3's protocols 0-2
+        return _latin1_encode
     return None
+
+
+def _latin1_encode(text: str, encoding: str = "latin1") -> bytes:
+    if encoding not in ("latin1", "latin-1"):
+        raise pickle.UnpicklingError(f"refused _codecs.encode with encoding {encoding!r}")
+    return text.encode("latin1")
 
 
 class _ArrayUnpickler(pickle.Unpickler):
@@ -138,9 +153,10 @@ class _ArrayUnpickler(pickle.Unpickler):
 def read_array_pickle(path: str | os.PathLike) -> Any:
     """Read a pickle of numpy arrays (and lists, tuples, strings, numbers) as data.
 
-    The unpickler resolves no global but ``numpy.ndarray``, ``numpy.dtype`` and numpy's array
-    reconstructor, so reading runs no code of the file's choosing; arrays of Python objects
-    are refused too. Python 2 pickles (latin-1 strings) are read as the package's own loader
+    The unpickler resolves no global but ``numpy.ndarray``, ``numpy.dtype``, numpy's array
+    reconstructors (``_reconstruct``, ``_frombuffer``) and a latin-1 ``_codecs.encode`` (bytes
+    in protocols 0-2), so reading runs no code of the file's choosing; arrays of Python
+    objects are refused too. Python 2 pickles (latin-1 strings) are read as the package's own loader
     reads them.
 
     Raises:
