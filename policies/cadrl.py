@@ -216,7 +216,7 @@ class CadrlNetwork:
         return (y * self.out_std + self.out_avg)[:, 0]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_cadrl_network(path: str | None = None) -> CadrlNetwork:
     """The CADRL value network the package's ``CADRLPolicy`` loads (or the file ``path``).
 
@@ -538,7 +538,7 @@ def _sigmoid(x):
     return 1.0 / (1.0 + np.exp(-x))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_ga3c_network(prefix: str | None = None) -> Ga3cNetwork:
     """GA3C-CADRL's IROS18 network, as the package's ``GA3CCADRLPolicy`` loads it.
 
@@ -575,7 +575,8 @@ def load_ga3c_network(prefix: str | None = None) -> Ga3cNetwork:
     k = variables.get("rnn/lstm_cell/kernel")
     if (avg.ndim != 1 or std.shape != avg.shape or slices != [(0, 1), (1, 5), (5, 0)]
             or list(shape) != [-1, (avg.shape[0] - 5) // 7, 7] or (avg.shape[0] - 5) % 7
-            or len(variables) != len(_GA3C_VARIABLES) or k is None or k.shape[0] != 7 + k.shape[1] // 4
+            or len(variables) != len(_GA3C_VARIABLES) or k is None
+            or k.shape[0] != 7 + k.shape[1] // 4
             or variables["layer1/kernel"].shape[0] != 4 + k.shape[1] // 4):
         raise ValueError(f"{prefix}: not GA3C-CADRL's network (unexpected shapes)")
     return Ga3cNetwork(avg, std, shape[1], float(forget), variables)

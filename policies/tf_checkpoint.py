@@ -50,8 +50,10 @@ def _varint(buf: bytes, pos: int) -> tuple[int, int]:
 
 
 def _fields(buf: bytes) -> list[tuple[int, int, object]]:
-    """``(field number, wire type, value)`` of a message: ints for varints and fixed widths
-    (as raw bytes for fixed32/fixed64), bytes for length-delimited fields."""
+    """The ``(field number, wire type, value)`` triples of a protobuf message.
+
+    Values: ints for varints, raw bytes for fixed32/fixed64 and length-delimited fields.
+    """
     out, pos = [], 0
     while pos < len(buf):
         key, pos = _varint(buf, pos)
