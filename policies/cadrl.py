@@ -62,7 +62,8 @@ import numpy as np
 from .tf_checkpoint import read_graph, read_variables
 
 __all__ = ["CadrlPolicy", "Ga3cCadrlPolicy", "INSTALL", "POLICIES", "env_settings",
-           "package_dir", "read_array_pickle", "load_cadrl_network", "load_ga3c_network"]
+           "package_dir", "read_array_pickle", "load_cadrl_network", "load_ga3c_network",
+           "cadrl_action", "cadrl_actions"]
 
 #: The package whose files hold the weights, and the version whose files these ports read.
 PACKAGE, MODULE, VERSION = "gym-collision-avoidance", "gym_collision_avoidance", "0.0.3"
@@ -402,6 +403,29 @@ def cadrl_action(net: CadrlNetwork, s: np.ndarray, others: np.ndarray,
     Returns:
         ``(speed, angle)``, world frame.
     """
+    return cadrl_actions(net, [(s, others, others_actions)])[0]
+
+
+def cadrl_actions(net: CadrlNetwork, queries: list) -> list[np.ndarray]:
+    """:func:`cadrl_action` of several agents, with one call of the network for all of them."""
+    looks = [_lookahead(*q) for q in queries]
+    xs = [look[3] for look in looks if look[3] is not None]
+    v = np.clip(net(np.concatenate(xs)), -0.25, 1.0) if xs else None
+    out, start = [], 0
+    for actions, rewards, values, x, rows, dt, pref in looks:
+        if x is not None:
+            values[rows] = np.minimum(_GAMMA ** (x[:, 0] / _DT_NORMAL),
+                                      v[start:start + len(x)])
+            start += len(x)
+        # find_next_states_values_and_components (the passing-side cost is 0 without a norm)
+        dt_vec = 0.2 * dt + 0.8 * actions[:, 0] / pref * dt
+        total = rewards + _GAMMA ** (dt_vec * pref / _DT_NORMAL) * values
+        out.append(actions[int(np.argmax(total))])
+    return out
+
+
+def _lookahead(s: np.ndarray, others: np.ndarray, others_actions: np.ndarray):
+    """One agent's candidates, their rewards and values, and the states the network values."""
     actions = _candidate_actions(s)
     pref = s[5]
     dist_to_goal = math.hypot(s[6] - s[0], s[7] - s[1])
@@ -420,22 +444,18 @@ def cadrl_action(net: CadrlNetwork, s: np.ndarray, others: np.ndarray,
         cur[t] = math.hypot(s[0] - o[0], s[1] - o[1]) - (s[8] + o[8])
     min_dists, if_collide, cur_dist = min_mat.min(axis=1), coll_mat.max(axis=1), cur.min()
     rewards = _action_rewards(s, cur_dist, min_dists)
-    # find_values_and_action_rewards
+    # find_values_and_action_rewards (find_states_values: the network, in cadrl_actions)
     values = np.zeros(n_act)
+    x, rows = None, None
     free = np.where(if_collide == 0)[0]
     if len(free) > 0:
         nxt = _next_states(s, actions[free], dt)
         d_goal = np.linalg.norm(nxt[:, 0:2] - nxt[:, 6:8], axis=1)
         reached = (d_goal < _DIST_2_GOAL_THRES) & (min_dists[free] > _GETTING_CLOSE_RANGE)
-        if (~reached).any():  # find_states_values
-            x = _agent_centric(nxt[~reached], o_next)
-            v = np.clip(net(x), -0.25, 1.0)
-            values[free[~reached]] = np.minimum(_GAMMA ** (x[:, 0] / _DT_NORMAL), v)
+        if (~reached).any():
+            x, rows = _agent_centric(nxt[~reached], o_next), free[~reached]
         values[free[reached]] = _GAMMA ** (d_goal[reached] / _DT_NORMAL)
-    # find_next_states_values_and_components (the passing-side cost is 0 without a norm)
-    dt_vec = 0.2 * dt + 0.8 * actions[:, 0] / pref * dt
-    total = rewards + _GAMMA ** (dt_vec * pref / _DT_NORMAL) * values
-    return actions[int(np.argmax(total))]
+    return actions, rewards, values, x, rows, dt, pref
 
 
 # -- GA3C-CADRL: the checkpoint, read as data -------------------------------------------------
@@ -668,6 +688,7 @@ class CadrlPolicy(_Baseline):
         pos, vel, radii, targets, pref, heads, active = self._view(env)
         live = np.asarray(env.live_slots)
         speed, angle = np.empty(len(live)), np.empty(len(live))
+        queries, asked = [], []
         # The others' velocities averaged over the last two steps (CADRLPolicy: filter_vel).
         filtered = (vel + self._prev_vel) / 2.0
         f_speed = np.hypot(filtered[:, 0], filtered[:, 1])
@@ -681,8 +702,11 @@ class CadrlPolicy(_Baseline):
                 speed[q], angle[q] = pref[i], math.atan2(prll[1], prll[0]) if dist > 1e-8 \
                     else heads[i]
                 continue
-            speed[q], angle[q] = cadrl_action(self.net, states[i], states[seen],
-                                              np.stack([f_speed[seen], f_angle[seen]], axis=1))
+            queries.append((states[i], states[seen],
+                            np.stack([f_speed[seen], f_angle[seen]], axis=1)))
+            asked.append(q)
+        for q, best in zip(asked, cadrl_actions(self.net, queries), strict=True):
+            speed[q], angle[q] = best
         return self._finish(env, live, speed, _wrap(angle))
 
 
