@@ -555,7 +555,8 @@ class Ga3cNetwork:
 
 
 def _sigmoid(x):
-    return 1.0 / (1.0 + np.exp(-x))
+    with np.errstate(over="ignore"):  # exp(-x) = inf for x << 0 gives the limit 0
+        return 1.0 / (1.0 + np.exp(-x))
 
 
 @functools.cache
