@@ -11,6 +11,7 @@ import json
 import os
 import pickle
 import shutil
+import warnings
 
 import numpy as np
 import pytest
@@ -245,6 +246,9 @@ def test_ga3c_loader_checks_the_graph(tmp_path):
     p = net(np.zeros((2, 131)))  # cropped (zero-padded) to the network's width, as the package
     assert p.shape == (2, 11) and np.allclose(p.sum(axis=1), 1.0)
     assert cadrl.ga3c_actions().shape == (11, 2)
+    with warnings.catch_warnings():  # saturated gates: no overflow warning, finite output
+        warnings.simplefilter("error")
+        assert np.isfinite(net(np.full((1, 138), 1e4))).all()
     # A checkpoint with another graph is refused, naming the node.
     prefix = _checkpoint_copy(tmp_path)
     meta = open(prefix + ".meta", "rb").read().replace(b"Softmax", b"Sigmoid")
