@@ -151,7 +151,8 @@ def _eval_arguments(e: argparse.ArgumentParser) -> None:
         "  videos/           episode_<seed>.mp4 with --videos K\n"
         "  logs/             episode_<seed>.npz with --logs K (orca-env replay plays them)\n"
         "and then lists every file it wrote. The policy's label (table, metrics.json, video\n"
-        "titles) is orca, random, a shipped policy's name, a run folder's name, or NAME from\n"
+        "titles) is its name (orca, random, cadrl, ga3c_cadrl, a shipped policy's), a run\n"
+        "folder's name, or NAME from\n"
         "--policy NAME=SPEC.")
     e.epilog = (
         "examples:\n"
@@ -165,8 +166,10 @@ def _eval_arguments(e: argparse.ArgumentParser) -> None:
     e.add_argument("config", help="scenario config: a YAML path or a shipped config's name "
                    "(circle_dense, bottleneck, ...)")
     e.add_argument("--policy", default="orca", metavar="[NAME=]SPEC",
-                   help="orca (default), random, a model file or run folder for the default "
-                        "loader orca_env.policies:load_policy, a shipped policy by name "
+                   help="orca (default), random, the published baselines cadrl and ga3c_cadrl "
+                        "(weights from gym-collision-avoidance: pip install --no-deps "
+                        "gym-collision-avoidance==0.0.3), a model file or run folder for the "
+                        "default loader orca_env.policies:load_policy, a shipped policy by name "
                         "(circle_ppo, crowdnav_circle, crowdnav_unicycle, generalist, "
                         "generalist_residual), or "
                         "package.module:callable. A "
@@ -417,7 +420,8 @@ def _bench_arguments(b: argparse.ArgumentParser) -> None:
     b.add_argument("--policy", dest="policies", action=_PolicyAction, const=True,
                    metavar="[NAME=]SPEC",
                    help="a policy to run, with the safety layer as the configs set it "
-                        "(repeatable; default: orca): orca, random, a model file or run folder, "
+                        "(repeatable; default: orca): orca, random, cadrl, ga3c_cadrl, a model "
+                        "file or run folder, "
                         "a shipped policy by name (generalist), or package.module:callable "
                         "(imported and called: pass only code you trust), as eval --policy. "
                         "Labelled by its folder's or file's name, or by NAME (letters, digits, "

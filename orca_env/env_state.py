@@ -22,7 +22,7 @@ from .pipeline import WorldBatch
 from .sensors import sensor_view
 from .step import goal_velocities
 
-__all__ = ["EnvState", "heuristic_actions"]
+__all__ = ["EnvState", "heuristic_actions", "velocity_actions"]
 
 
 def heuristic_actions(batch: WorldBatch, live: np.ndarray, world_frame: bool,
@@ -36,6 +36,17 @@ def heuristic_actions(batch: WorldBatch, live: np.ndarray, world_frame: bool,
     """
     v = np.empty((live.size, 2))
     goal_velocities(live, batch.positions, batch.targets, batch.pref_speeds, v)
+    return velocity_actions(batch, live, v, world_frame, kinematics, time_step)
+
+
+def velocity_actions(batch: WorldBatch, live: np.ndarray, v: np.ndarray, world_frame: bool,
+                     kinematics: str = "holonomic", time_step: float = 0.25) -> np.ndarray:
+    """The actions (``action: velocity``) of the slots ``live`` that command velocities ``v``.
+
+    ``v`` is ``(len(live), 2)`` m/s, world frame. Holonomic: ``v`` in units of the max speed,
+    in the observation frame. Non-holonomic models as :func:`heuristic_actions` describes.
+    Clipped to the action box, float32.
+    """
     vmax = batch.max_speeds[live]
     if kinematics == "holonomic":
         axes = frame_axes(batch.targets[live] - batch.positions[live], world_frame)
@@ -246,6 +257,18 @@ class EnvState:
             _readonly(self._wc.table.base_pref_speed)
 
     @property
+    def headings(self) -> np.ndarray:
+        """``(n_slots,)`` float64 heading of every slot, rad, world frame (read-only).
+
+        The motion model's heading (the way the body faces) for non-holonomic slots; NaN for
+        holonomic ones, which have none (their velocity's direction is the nearest thing).
+        """
+        b = self._batch
+        if self._ep is None:
+            raise RuntimeError("headings is defined after reset()")
+        return _readonly(np.where(b.kinematics != HOLONOMIC, b.headings, np.nan))
+
+    @property
     def noise_magnitudes(self) -> np.ndarray:
         """``(n_slots,)`` float64 bound of RVO2's preferred-velocity noise per slot, m/s."""
         return _readonly(self._wc.table.noise)
@@ -348,6 +371,44 @@ class EnvState:
             return acts
         zero = np.zeros(a.shape[1], dtype=np.float32)
         return {x: acts.get(x, zero) for x in self.agents}
+
+    def velocity_actions(self, velocities: Any) -> dict:
+        """The actions that command the live agents to move at ``velocities``.
+
+        What a policy that picks velocities (``orca_env.policies.cadrl``, a planner) hands to
+        :meth:`step`: each velocity, world frame, m/s, becomes the action that asks for it in
+        the agent's frame and units (with the safety layer ORCA then filters it; a
+        non-holonomic model turns towards it as far as it can in one step, as in
+        :meth:`heuristic_actions`), clipped to the action box.
+
+        Args:
+            velocities: ``(len(agents), 2)`` finite velocities, in the order of ``agents``.
+
+        Returns:
+            ``{agent: (2,) float32 action}`` for the live agents.
+
+        Raises:
+            RuntimeError: Before ``reset``.
+            ValueError: On bad ``velocities``, or with ``action: residual`` (these actions are
+                velocities).
+        """
+        if self._ep is None:
+            raise RuntimeError("velocity_actions() called before reset()")
+        if self._wc.config.action != "velocity":
+            raise ValueError(f"velocity_actions needs action: velocity, the env has action: "
+                             f"{self._wc.config.action}")
+        try:
+            v = np.asarray(velocities, dtype=np.float64)
+        except (TypeError, ValueError):
+            v = None
+        n = len(self.agents)
+        if v is None or v.shape != (n, 2) or not np.isfinite(v).all():
+            raise ValueError(f"velocities must be {n} finite (vx, vy) pairs, one per live "
+                             f"agent, got {velocities!r}")
+        a = velocity_actions(self._batch, self.live_slots, v,
+                             self._wc.config.observation.frame == "world",
+                             self._wc.learned_kinematics, self._wc.time_step)
+        return dict(zip(self.agents, a, strict=True))
 
     def render_data(self) -> dict:
         """Arrays a renderer needs (the hook for ``orca_env/render.py``).
