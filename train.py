@@ -18,7 +18,7 @@ same command).
 
 Examples::
 
-    python train.py                                    # default config, about a minute (idle 2 cores)
+    python train.py                                    # default config, about a minute
     python train.py --config configs/train/circle_ppo.yaml --n-timesteps 20000 --seed 3
     python train.py --resume runs/circle_ppo_s0_20250101-120000   # continue to n_timesteps
 """

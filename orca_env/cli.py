@@ -10,9 +10,11 @@ Examples::
     orca-env eval configs/bottleneck.yaml --policy orca_env.policies:load_policy \\
         --model runs/ppo/model.zip --out runs/eval_ppo
 
-    # Replay a log in a window, or to a video, without re-running anything.
+    # Replay a log in a window, to a video, or to an HTML page that plays in a browser,
+    # without re-running anything.
     orca-env replay runs/eval_orca/logs/episode_10000.npz
     python -m orca_env replay runs/eval_orca/logs/episode_10000.npz --video ep.mp4
+    orca-env replay runs/eval_orca/logs/episode_10000.npz --html episode.html
 
     # Train (the options are those of orca_env.training.cli; needs the train extras).
     orca-env train --help
@@ -149,7 +151,8 @@ def _eval_arguments(e: argparse.ArgumentParser) -> None:
         "  videos/           episode_<seed>.mp4 with --videos K\n"
         "  logs/             episode_<seed>.npz with --logs K (orca-env replay plays them)\n"
         "and then lists every file it wrote. The policy's label (table, metrics.json, video\n"
-        "titles) is orca, random, a shipped policy's name, a run folder's name, or NAME from\n"
+        "titles) is its name (orca, random, cadrl, ga3c_cadrl, a shipped policy's), a run\n"
+        "folder's name, or NAME from\n"
         "--policy NAME=SPEC.")
     e.epilog = (
         "examples:\n"
@@ -163,8 +166,10 @@ def _eval_arguments(e: argparse.ArgumentParser) -> None:
     e.add_argument("config", help="scenario config: a YAML path or a shipped config's name "
                    "(circle_dense, bottleneck, ...)")
     e.add_argument("--policy", default="orca", metavar="[NAME=]SPEC",
-                   help="orca (default), random, a model file or run folder for the default "
-                        "loader orca_env.policies:load_policy, a shipped policy by name "
+                   help="orca (default), random, the published baselines cadrl and ga3c_cadrl "
+                        "(weights from gym-collision-avoidance: pip install --no-deps "
+                        "gym-collision-avoidance==0.0.3), a model file or run folder for the "
+                        "default loader orca_env.policies:load_policy, a shipped policy by name "
                         "(circle_ppo, crowdnav_circle, crowdnav_unicycle, generalist, "
                         "generalist_residual), or "
                         "package.module:callable. A "
@@ -286,11 +291,14 @@ def _written(out: str, seeds: list[int], args: argparse.Namespace) -> str:
 # -- replay -------------------------------------------------------------------------------------
 def _replay_arguments(r: argparse.ArgumentParser) -> None:
     r.description = (
-        "Draw an episode log (eval --logs writes them to <out>/logs/) in a window, or into a\n"
-        "video with --video; nothing is re-run.")
+        "Draw an episode log (eval --logs writes them to <out>/logs/) in a window, into a\n"
+        "video with --video, or into one self-contained HTML file with --html that plays the\n"
+        "episode in any browser (play, pause, scrub, speed; no server, no network, nothing to\n"
+        "install: a file to share); nothing is re-run.")
     r.epilog = (
         "examples:\n"
         "  %(prog)s runs/eval_orca/logs/episode_10000.npz\n"
+        "  %(prog)s runs/eval_orca/logs/episode_10000.npz --html episode.html\n"
         "  %(prog)s runs/eval_orca/logs/episode_10000.npz --video ep.mp4 --fps 8\n"
         "  %(prog)s runs/eval_orca/logs/episode_10000.npz --video ep.gif --size 480")
     r.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -298,9 +306,16 @@ def _replay_arguments(r: argparse.ArgumentParser) -> None:
     r.add_argument("--video", default=None,
                    help="write an mp4 (or .gif) instead of opening a window (needed without a "
                         "display)")
+    r.add_argument("--html", default=None, metavar="FILE",
+                   help="write a self-contained HTML player of the episode (.html appended "
+                        "when FILE has no extension) instead of opening a window; needs no "
+                        "video extra; with --video, both are written")
     r.add_argument("--fps", type=frames_per_second, default=None,
-                   help="frames per second, > 0 (default: the log's, 4)")
-    r.add_argument("--size", type=pixels, default=720, help="long side, pixels (240 .. 8192)")
+                   help="frames per second of the window and the video, > 0 (default: the "
+                        "log's, 4; the HTML player plays at simulated time, 0.25x .. 4x)")
+    r.add_argument("--size", type=pixels, default=720,
+                   help="long side of the window and the video, pixels (240 .. 8192; the "
+                        "HTML player fits the browser's window)")
 
 
 def _headless() -> str | None:
@@ -322,16 +337,31 @@ def _replay_run(args: argparse.Namespace) -> int:
         log = load_log(args.log)
     except (ValueError, OSError) as exc:  # a missing or broken file: a message, no traceback
         raise CommandError(str(exc)) from exc
-    if args.video is None:
+    if args.video is None and args.html is None:
         reason = _headless()
         if reason:
             raise CommandError(f"no display to open a replay window on ({reason}): pass --video "
-                               f"out.mp4 to write a video instead")
-    else:
+                               f"out.mp4 to write a video, or --html out.html for a page that "
+                               f"plays in a browser, instead")
+    for option, path in (("--video", args.video), ("--html", args.html)):
+        if path is None:
+            continue
+        if os.path.isdir(path):
+            raise CommandError(f"{option} {path!r} is a folder: give a file name")
         try:
-            prepare_out_dir(os.path.dirname(os.path.abspath(args.video)), arg="folder")
+            prepare_out_dir(os.path.dirname(os.path.abspath(path)), arg="folder")
         except ValueError as exc:
-            raise CommandError(f"--video {args.video!r}: {exc}") from exc
+            raise CommandError(f"{option} {path!r}: {exc}") from exc
+    if args.html is not None:
+        from .evaluation.html_viewer import write_html  # noqa: PLC0415
+
+        try:
+            page = write_html(log, args.html)
+        except WriteError as exc:  # a full disk: one line
+            raise CommandError(str(exc), code=1) from exc
+        print(f"wrote {page} ({os.path.getsize(page) / 1e6:.2f} MB; open it in a browser)")
+        if args.video is None:
+            return 0
     try:
         # pygame (and imageio for --video) are checked before the first frame.
         path = replay(log, video=args.video, fps=args.fps, size=args.size)
@@ -390,7 +420,8 @@ def _bench_arguments(b: argparse.ArgumentParser) -> None:
     b.add_argument("--policy", dest="policies", action=_PolicyAction, const=True,
                    metavar="[NAME=]SPEC",
                    help="a policy to run, with the safety layer as the configs set it "
-                        "(repeatable; default: orca): orca, random, a model file or run folder, "
+                        "(repeatable; default: orca): orca, random, cadrl, ga3c_cadrl, a model "
+                        "file or run folder, "
                         "a shipped policy by name (generalist), or package.module:callable "
                         "(imported and called: pass only code you trust), as eval --policy. "
                         "Labelled by its folder's or file's name, or by NAME (letters, digits, "
@@ -488,8 +519,8 @@ COMMANDS: tuple[Command, ...] = (
     Command("train", "train a policy with stable-baselines3 (options: train --help)",
             _train_arguments, _train_run, forward=True),
     Command("eval", "run a policy on the frozen evaluation seeds", _eval_arguments, _eval_run),
-    Command("replay", "render an episode log to the screen or a video", _replay_arguments,
-            _replay_run),
+    Command("replay", "render an episode log to the screen, a video or an HTML player",
+            _replay_arguments, _replay_run),
     Command("bench", "run policies on a benchmark suite of scenarios (default: standard)",
             _bench_arguments, _bench_run),
     Command("warmup", "compile and cache every numba kernel ahead of use (Docker builds, "

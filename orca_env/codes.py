@@ -14,8 +14,8 @@ from enum import IntEnum
 
 from .behaviours import REGISTRY
 
-__all__ = ["Population", "GoalBehavior", "Status", "STATUSES", "StateField", "STATE_FEATURES",
-           "code_of"]
+__all__ = ["Population", "GoalBehavior", "Status", "STATUSES", "Hit", "StateField",
+           "STATE_FEATURES", "code_of"]
 
 
 #: Codes of the built-in behaviours (config ``groups[i].population``), named by the behaviour
@@ -37,7 +37,11 @@ class GoalBehavior(IntEnum):
 
 
 class Status(IntEnum):
-    """An agent's status (``infos[agent]["status"]`` is the lower-case name)."""
+    """An agent's status.
+
+    ``infos[agent]["status"]`` is the lower-case name; numeric infos (``infos="numeric"``) and
+    the vector env's ``info["status"]`` hold the code.
+    """
 
     ACTIVE = 0
     AT_GOAL = 1
@@ -48,6 +52,21 @@ class Status(IntEnum):
 
 #: Status names in code order: ``STATUSES[code]`` is the string reported in infos.
 STATUSES: tuple[str, ...] = tuple(s.name.lower() for s in Status)
+
+
+class Hit(IntEnum):
+    """What an agent collided with on a step (``infos[agent]["collided_with"]``).
+
+    Full infos name it (``None``, ``"agent"``, ``"obstacle"``); numeric infos and the vector
+    env report the code.
+    """
+
+    #: No collision.
+    NONE = 0
+    #: Another agent.
+    AGENT = 1
+    #: A static obstacle.
+    OBSTACLE = 2
 
 
 class StateField(IntEnum):

@@ -9,6 +9,8 @@ dict, and keyword arguments of :func:`orca_env.parallel_env`. Nested sections (`
 Validation is strict, as in VMAS: an unknown key or a value of the wrong type raises
 ``ValueError`` naming the key (with its path, e.g. ``rewards.colision``) and listing the valid
 keys. ``bool`` is never accepted where a number is expected; ``int`` is accepted for ``float``.
+``max_cycles`` (PettingZoo's name) is accepted for ``max_steps`` wherever a top-level key is
+(:data:`KEY_ALIASES`); one mapping giving both with different values is an error.
 
 Example YAML (``configs/circle.yaml``)::
 
@@ -177,14 +179,23 @@ def load_yaml(source: str | os.PathLike) -> Any:
         The document (``None`` for an empty file).
 
     Raises:
-        ValueError: On a repeated key, too many aliases or invalid YAML (naming the file).
+        ValueError: On a repeated key, too many aliases, invalid YAML or bytes that are not
+            UTF-8 (naming the file).
         FileNotFoundError: If the file does not exist.
     """
-    with open(source, encoding="utf-8") as fh:
-        try:
-            return yaml.load(fh, Loader=_StrictLoader)  # noqa: S506  (a SafeLoader subclass)
-        except yaml.YAMLError as exc:
-            raise ValueError(f"{os.fspath(source)!r} is not valid YAML: {exc}") from exc
+    with open(source, "rb") as fh:
+        raw = fh.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:  # a binary file (a model.zip) or another encoding
+        what = " (it is a zip archive: a model, not a config?)" if raw[:4] == b"PK\x03\x04" \
+            else ""
+        raise ValueError(f"{os.fspath(source)!r} is not UTF-8 text: byte "
+                         f"{raw[exc.start]:#04x} at position {exc.start}{what}") from None
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # noqa: S506  (a SafeLoader subclass)
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{os.fspath(source)!r} is not valid YAML: {exc}") from exc
 
 
 def parse_yaml_value(text: str) -> Any:
@@ -821,6 +832,31 @@ def set_mixture_parser(parser: Any) -> None:
     _MIXTURE_PARSER = parser
 
 
+#: Other names of top-level keys: ``alias -> key`` (PettingZoo's test utilities and many of its
+#: envs call the step limit ``max_cycles``).
+KEY_ALIASES = {"max_cycles": "max_steps"}
+
+
+def _resolve_aliases(data: dict, path: str = "") -> dict:
+    """``data`` with :data:`KEY_ALIASES` renamed to their keys (a copy when any is present).
+
+    Raises:
+        ValueError: If ``data`` gives an alias and its key with different values.
+    """
+    if not any(a in data for a in KEY_ALIASES):
+        return data
+    out = dict(data)
+    for alias, key in KEY_ALIASES.items():
+        if alias not in out:
+            continue
+        value = out.pop(alias)
+        if key in out and out[key] != value:
+            raise ValueError(f"config keys {path + key!r} and {path + alias!r} (its PettingZoo "
+                             f"name) differ: {_show(out[key])} and {_show(value)}; give one")
+        out[key] = value
+    return out
+
+
 def parse_section(cls: type, data: Any, path: str = "") -> Any:
     """Build dataclass ``cls`` from a mapping, strictly.
 
@@ -843,6 +879,8 @@ def parse_section(cls: type, data: Any, path: str = "") -> Any:
     if not isinstance(data, dict):
         raise ValueError(f"config section {path.rstrip('.') or '<root>'!r} must be a mapping, "
                          f"got {_show(data)}")
+    if cls is EnvConfig:
+        data = _resolve_aliases(data, path)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     unknown = [k for k in data if k not in fields]
     if unknown:
@@ -868,6 +906,10 @@ def parse_section(cls: type, data: Any, path: str = "") -> Any:
         elif name == "groups" and cls is EnvConfig:
             value = _check_value(key, value, meta)
             if value is not None:
+                for i, g in enumerate(value):
+                    if not isinstance(g, (dict, GroupConfig)):  # null is no group of defaults
+                        raise ValueError(f"config key '{key}[{i}]' must be a mapping of group "
+                                         f"keys, got {_show(g)}")
                 value = [parse_section(GroupConfig, g, f"{key}[{i}].")
                          for i, g in enumerate(value)]
             kwargs[name] = value
@@ -918,7 +960,8 @@ def load_config(config: str | os.PathLike | dict | EnvConfig | None = None,
                              f"level, got {type(data).__name__}")
     else:
         raise ValueError(f"config must be a path, a dict or an EnvConfig, got {_show(config)}")
-    data = _deep_merge(data, overrides)
+    # Aliases per layer: a keyword max_cycles overrides a file's max_steps.
+    data = _deep_merge(_resolve_aliases(data), _resolve_aliases(overrides))
     return parse_section(EnvConfig, data)
 
 

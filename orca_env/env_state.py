@@ -22,7 +22,7 @@ from .pipeline import WorldBatch
 from .sensors import sensor_view
 from .step import goal_velocities
 
-__all__ = ["EnvState", "heuristic_actions"]
+__all__ = ["EnvState", "heuristic_actions", "velocity_actions"]
 
 
 def heuristic_actions(batch: WorldBatch, live: np.ndarray, world_frame: bool,
@@ -38,6 +38,17 @@ def heuristic_actions(batch: WorldBatch, live: np.ndarray, world_frame: bool,
     # A writable int64 copy: the one type the kernel is compiled for (orca_env.core.families).
     goal_velocities(np.array(live, dtype=np.int64), batch.positions, batch.targets,
                     batch.pref_speeds, v)
+    return velocity_actions(batch, live, v, world_frame, kinematics, time_step)
+
+
+def velocity_actions(batch: WorldBatch, live: np.ndarray, v: np.ndarray, world_frame: bool,
+                     kinematics: str = "holonomic", time_step: float = 0.25) -> np.ndarray:
+    """The actions (``action: velocity``) of the slots ``live`` that command velocities ``v``.
+
+    ``v`` is ``(len(live), 2)`` m/s, world frame. Holonomic: ``v`` in units of the max speed,
+    in the observation frame. Non-holonomic models as :func:`heuristic_actions` describes.
+    Clipped to the action box, float32.
+    """
     vmax = batch.max_speeds[live]
     if kinematics == "holonomic":
         axes = frame_axes(batch.targets[live] - batch.positions[live], world_frame)
@@ -184,8 +195,21 @@ class EnvState:
         return _readonly(self._wc.table.learned_slots)
 
     @property
+    def live_agents(self) -> list[str]:
+        """The agents that still act, in ``agents`` order (a new list).
+
+        All of ``agents``, but with ``finished_agents="absorb"``: then the agents that have not
+        finished (the others absorb, their actions are ignored).
+        """
+        return list(self._acting)
+
+    @property
     def live_slots(self) -> np.ndarray:
-        """``(len(agents),)`` int64 slot of each live agent, in the order of ``agents``."""
+        """``(k,)`` int64 slot of each live agent (one that still acts), in ``agents`` order.
+
+        These are all of ``agents``, but with ``finished_agents="absorb"``, where ``agents``
+        also holds the agents that finished before their world ended.
+        """
         if self._ep is None:
             raise RuntimeError("live_slots is defined after reset()")
         return _readonly(self._batch.learned[self._batch.alive])
@@ -233,6 +257,18 @@ class EnvState:
         """``(n_slots,)`` float64 preferred speed of every slot this episode, m/s."""
         return self._batch.pref_speeds if self._ep is not None else \
             _readonly(self._wc.table.base_pref_speed)
+
+    @property
+    def headings(self) -> np.ndarray:
+        """``(n_slots,)`` float64 heading of every slot, rad, world frame (read-only).
+
+        The motion model's heading (the way the body faces) for non-holonomic slots; NaN for
+        holonomic ones, which have none (their velocity's direction is the nearest thing).
+        """
+        b = self._batch
+        if self._ep is None:
+            raise RuntimeError("headings is defined after reset()")
+        return _readonly(np.where(b.kinematics != HOLONOMIC, b.headings, np.nan))
 
     @property
     def noise_magnitudes(self) -> np.ndarray:
@@ -319,7 +355,8 @@ class EnvState:
         exactly an ORCA crowd agent without the noise.
 
         Returns:
-            ``{agent: (2,) float32 action}`` for the live agents.
+            ``{agent: (2,) float32 action}`` for ``agents`` (with ``finished_agents="absorb"``,
+            zero for the agents that finished: their actions are ignored).
 
         Raises:
             RuntimeError: Before ``reset``.
@@ -331,6 +368,48 @@ class EnvState:
         a = heuristic_actions(self._batch, self.live_slots,
                               self._wc.config.observation.frame == "world",
                               self._wc.learned_kinematics, self._wc.time_step)
+        acts = dict(zip(self._acting, a, strict=True))
+        if len(acts) == len(self.agents):
+            return acts
+        zero = np.zeros(a.shape[1], dtype=np.float32)
+        return {x: acts.get(x, zero) for x in self.agents}
+
+    def velocity_actions(self, velocities: Any) -> dict:
+        """The actions that command the live agents to move at ``velocities``.
+
+        What a policy that picks velocities (``orca_env.policies.cadrl``, a planner) hands to
+        :meth:`step`: each velocity, world frame, m/s, becomes the action that asks for it in
+        the agent's frame and units (with the safety layer ORCA then filters it; a
+        non-holonomic model turns towards it as far as it can in one step, as in
+        :meth:`heuristic_actions`), clipped to the action box.
+
+        Args:
+            velocities: ``(len(agents), 2)`` finite velocities, in the order of ``agents``.
+
+        Returns:
+            ``{agent: (2,) float32 action}`` for the live agents.
+
+        Raises:
+            RuntimeError: Before ``reset``.
+            ValueError: On bad ``velocities``, or with ``action: residual`` (these actions are
+                velocities).
+        """
+        if self._ep is None:
+            raise RuntimeError("velocity_actions() called before reset()")
+        if self._wc.config.action != "velocity":
+            raise ValueError(f"velocity_actions needs action: velocity, the env has action: "
+                             f"{self._wc.config.action}")
+        try:
+            v = np.asarray(velocities, dtype=np.float64)
+        except (TypeError, ValueError):
+            v = None
+        n = len(self.agents)
+        if v is None or v.shape != (n, 2) or not np.isfinite(v).all():
+            raise ValueError(f"velocities must be {n} finite (vx, vy) pairs, one per live "
+                             f"agent, got {velocities!r}")
+        a = velocity_actions(self._batch, self.live_slots, v,
+                             self._wc.config.observation.frame == "world",
+                             self._wc.learned_kinematics, self._wc.time_step)
         return dict(zip(self.agents, a, strict=True))
 
     def render_data(self) -> dict:

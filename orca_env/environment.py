@@ -28,7 +28,16 @@ from .episode import (
     draw_episode,
     redraw_warning,
 )
-from .infos import INFO_LEVELS, compact_infos, reset_infos, step_infos
+from .finished import FINISHED_ACTIONS, FINISHED_AGENTS, RowRecord, check_choice
+from .infos import (
+    INFO_LEVELS,
+    compact_infos,
+    info_columns,
+    numeric_infos,
+    reset_columns,
+    reset_infos,
+    step_infos,
+)
 from .kinematics import kinematics as kinematics_registry
 from .mixture import Mixture
 from .observations import make_space, make_universal_space
@@ -95,6 +104,16 @@ class OrcaEnv(EnvState, ParallelEnv):
     use learned agents with :meth:`heuristic_actions`, which is exactly ORCA with the safety
     layer).
 
+    ``agents`` are the live agents: an agent that terminates or is truncated is in that step's
+    dicts and gone from ``agents`` afterwards (``finished_agents="leave"``, PettingZoo's
+    convention). With ``finished_agents="absorb"`` (the absorbing state, "black death") it
+    stays in ``agents`` until the world ends: on later steps it reports an all-zero
+    observation, reward 0 and ``terminated = truncated = False``, its infos say
+    ``active: False`` and its action is ignored; on the world's last step every agent reports
+    its end (``terminated`` if it terminated, ``truncated`` for every agent when the world ended
+    by a time limit or a deadlock; :meth:`orca_env.finished.RowRecord.absorb`), and ``agents`` is
+    empty. The episode itself is the same either way.
+
     ## Action Space
 
     ``Box(-1, 1, (2,), float32)`` per agent: the preferred velocity (or velocity, without the
@@ -104,7 +123,10 @@ class OrcaEnv(EnvState, ParallelEnv):
     policy that sees a rotation-invariant observation must act in that frame too, or it could not
     know where its goal lies. The norm is clipped to 1.
     NaN or inf is a ``ValueError`` naming the agent; a finite action outside the box is clipped,
-    with one warning per episode. The action dict must hold exactly the live agents.
+    with one warning per episode. The action dict must hold exactly ``agents``
+    (``finished_actions="error"``); with ``finished_actions="ignore"`` actions for agents that
+    finished are ignored, given or not (an action for a name that is not an agent is still an
+    error).
 
     ## Observation Space
 
@@ -171,13 +193,22 @@ class OrcaEnv(EnvState, ParallelEnv):
     ``reward_terms`` holds the scenario's own terms too (``reward_term_names``). With
     ``infos="compact"`` the infos of a step hold only ``status`` (``reset`` still returns the full
     dicts); the training adapters use it, since the full dicts cost about half a core step.
+    With ``infos="numeric"`` they hold numbers only, with the same keys at reset and on every
+    step, for tensor libraries (:data:`orca_env.infos.NUMERIC_KEYS`): ``status`` and
+    ``collided_with`` as integer codes (:class:`orca_env.codes.Status`,
+    :class:`orca_env.codes.Hit`), ``group`` as an index into ``group_names``, one
+    ``reward_<term>`` per reward term, and ``active``. With ``finished_agents="absorb"``
+    full and compact infos hold ``active`` too.
 
     ## Arguments
 
-    ``OrcaEnv(config=None, *, infos="full", **kwargs)``: ``config`` is a YAML path, a dict or an
-    ``EnvConfig``; every config key can be passed as a keyword (nested sections merge). See
-    :mod:`orca_env.config`. ``infos`` is ``"full"`` or ``"compact"`` (see Infos): it changes what
-    is reported, never the episode.
+    ``OrcaEnv(config=None, *, infos="full", finished_agents="leave", finished_actions="error",
+    **kwargs)``: ``config`` is a YAML path, a dict or an ``EnvConfig``; every config key can be
+    passed as a keyword (nested sections merge; ``max_cycles``, PettingZoo's name, is accepted
+    for ``max_steps``). See :mod:`orca_env.config`. ``infos`` is ``"full"``, ``"compact"`` or
+    ``"numeric"`` (see Infos); ``finished_agents`` and ``finished_actions`` are described under
+    Agents and Action Space (:mod:`orca_env.finished`). The three change what is reported and
+    accepted, never the episode.
 
     ## Version History
 
@@ -187,14 +218,22 @@ class OrcaEnv(EnvState, ParallelEnv):
     metadata = {"name": "orca_v0", "render_modes": ["human", "rgb_array"],
                 "is_parallelizable": True, "render_fps": 4}
 
-    def __init__(self, config: Any = None, *, infos: str = "full", **kwargs: Any) -> None:
-        if infos not in INFO_LEVELS:
-            raise ValueError(f"infos must be one of {list(INFO_LEVELS)}, got {infos!r}")
+    def __init__(self, config: Any = None, *, infos: str = "full",
+                 finished_agents: str = "leave", finished_actions: str = "error",
+                 **kwargs: Any) -> None:
+        check_choice("infos", infos, INFO_LEVELS)
+        check_choice("finished_agents", finished_agents, FINISHED_AGENTS)
+        check_choice("finished_actions", finished_actions, FINISHED_ACTIONS)
         #: The config as given (a mixture config holds only ``mixture``; see ``episode_config``).
         self.config: EnvConfig = load_config(config, **kwargs)
-        #: ``"full"`` or ``"compact"``: see the Infos section of the class docstring.
+        #: ``"full"``, ``"compact"`` or ``"numeric"``: see the Infos section of the class
+        #: docstring.
         self.infos = infos
         self._full_infos = infos == "full"
+        #: ``"leave"`` or ``"absorb"`` (:mod:`orca_env.finished`).
+        self.finished_agents = finished_agents
+        #: ``"error"`` or ``"ignore"`` (:mod:`orca_env.finished`).
+        self.finished_actions = finished_actions
         self._mixture: Mixture | None = None
         #: Index of this episode's mixture entry and its drawn ``{key: value}`` (mixtures only).
         self.mixture_entry: int | None = None
@@ -236,6 +275,10 @@ class OrcaEnv(EnvState, ParallelEnv):
         #: their own noise on it).
         self.seed_episode = 0
         self._batch = make_batch(self, 1, 1)
+        self._absorbing = RowRecord(1, len(self.possible_agents)) \
+            if finished_agents == "absorb" else None
+        #: The agents whose actions are used (``agents`` but the absorbing ones).
+        self._acting: list[str] = []
         # The single env keeps each step's start for the ORCA-line inset (render, logs).
         self._batch.debug_world = 0
         self._ep: WorldEpisode | None = None
@@ -258,7 +301,8 @@ class OrcaEnv(EnvState, ParallelEnv):
         Args:
             seed: Seeds ``np_random`` (and so the whole episode); ``None`` keeps the current
                 generator (seeded from entropy the first time).
-            options: Unused.
+            options: ``None`` or a dict; the env reads no option, so a non-empty one is
+                ignored with a ``UserWarning`` naming its keys (not silently).
 
         Returns:
             ``(observations, infos)`` dicts keyed by agent.
@@ -266,6 +310,11 @@ class OrcaEnv(EnvState, ParallelEnv):
         check_seed("seed", seed, allow_list=False)
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be None or a dict, got {options!r}")
+        if options:  # no key is read: say so rather than ignore it silently
+            # A warning, not an error: PettingZoo's API test resets with options={"options": 1}.
+            warnings.warn(f"options: this env reads no reset options, ignoring "
+                          f"{sorted(map(str, options))[:5]} (set them in the env config)",
+                          UserWarning, stacklevel=2)
         announce_compilation()
         if seed is not None or self.np_random is None:
             self.np_random, self.np_random_seed = seeding.np_random(
@@ -282,14 +331,24 @@ class OrcaEnv(EnvState, ParallelEnv):
         self._warned_clip = False
         self.agents = self.possible_agents[:]
         self._agent_set = set(self.agents)
+        self._acting = self.agents
+        if self._absorbing is not None:
+            self._absorbing.reset(slice(None))
         obs = np.zeros((len(self.agents), self._batch.obs_size), dtype=np.float32)
         sep = np.full(len(self.agents), np.inf)
         rows = np.arange(len(self.agents))
         if self._wc.extra_obs:
             self._batch.run_hooks(rows)
         self._batch.observe([0], obs, sep)
-        infos = reset_infos(self.agents, self._wc.table, self.live_slots, self.path_lengths,
-                            sep)
+        if self.infos == "numeric":
+            infos = numeric_infos(self.agents, reset_columns(
+                self.live_slots, self._batch.slots, self.reward_term_names, sep))
+        else:
+            infos = reset_infos(self.agents, self._wc.table, self.live_slots,
+                                self.path_lengths, sep)
+            if self._absorbing is not None:
+                for info in infos.values():
+                    info["active"] = True
         return dict(zip(self.agents, obs, strict=True)), infos
 
     def _draw_episode(self) -> WorldEpisode:
@@ -313,7 +372,8 @@ class OrcaEnv(EnvState, ParallelEnv):
         """Advance one time step.
 
         Args:
-            actions: ``{agent: (2,) array}`` for exactly the live agents.
+            actions: ``{agent: (2,) array}`` for exactly ``agents`` (see ``finished_actions``
+                and ``finished_agents`` in the class docstring).
 
         Returns:
             ``(observations, rewards, terminations, truncations, infos)``, dicts keyed by the
@@ -334,42 +394,74 @@ class OrcaEnv(EnvState, ParallelEnv):
         res = batch.step(act, batch.run_hooks if self._wc.extra_obs or self._wc.extra_terms
                          else None)
         agents = self.agents
-        r = live_rows
+        absorbing = self._absorbing
+        if absorbing is None:
+            r = live_rows
+            acted = None
+        else:
+            absorbing.absorb(res)
+            r = np.arange(batch.alive.size)  # every agent, until the world ends
+            acted = res.acted
         obs_d = dict(zip(agents, res.obs[r], strict=True))
         rew_d = dict(zip(agents, res.reward[r].tolist(), strict=True))
         term_d = dict(zip(agents, res.term[r].tolist(), strict=True))
         trunc_d = dict(zip(agents, res.trunc[r].tolist(), strict=True))
         if self._full_infos:
             infos = step_infos(agents, res, r, batch.learned[r], batch.slots, self._wc.table,
-                               self.reward_term_names)
+                               self.reward_term_names, acted)
+        elif self.infos == "numeric":
+            infos = numeric_infos(agents, info_columns(
+                res, r, batch.learned[r], batch.slots, self.reward_term_names,
+                res.acted[r]))
         else:
             infos = compact_infos(agents, res.status[r])
+            if acted is not None:
+                for info, on in zip(infos.values(), acted.tolist(), strict=True):
+                    info["active"] = on
         done = res.term[r] | res.trunc[r]
         if done.any():
             self.agents = [a for a, d in zip(agents, done.tolist(), strict=True) if not d]
             self._agent_set = set(self.agents)
+        self._acting = self.agents if absorbing is None or not self.agents else \
+            [a for a, on in zip(self.possible_agents, batch.alive.tolist(), strict=True) if on]
         return obs_d, rew_d, term_d, trunc_d, infos
 
     def _actions_to_array(self, actions: dict) -> np.ndarray:
+        """The actions of the acting agents (``agents`` but the absorbing ones), checked."""
         if not isinstance(actions, dict):
             raise ValueError(f"actions must be a dict keyed by agent, got {type(actions)}")
+        acting = self._acting
         if len(actions) != len(self.agents) or actions.keys() != self._agent_set:
-            live = set(self.agents)
-            unknown = [a for a in actions if a not in live]
+            if self.finished_actions == "ignore":
+                known = self.possible_agents
+                where = "agents"
+            else:
+                known = self.agents
+                where = "live agents"
+            known_set = set(known)
+            unknown = [a for a in actions if a not in known_set]
             if unknown:
-                raise ValueError(f"action for unknown or finished agent {unknown[0]!r}; live "
-                                 f"agents: {self.agents}")
-            missing = [a for a in self.agents if a not in actions]
-            raise ValueError(f"no action for live agent {missing[0]!r}")
+                hint = "" if self.finished_actions == "ignore" else \
+                    " (finished_actions='ignore' ignores the actions of finished agents)"
+                raise ValueError(f"action for unknown or finished agent {unknown[0]!r}; "
+                                 f"{where}: {known}{hint}")
+            missing = [a for a in acting if a not in actions]
+            if missing:
+                raise ValueError(f"no action for live agent {missing[0]!r}")
+            if self.finished_actions == "error":  # an absorbing agent without an action
+                missing = [a for a in self.agents if a not in actions]
+                raise ValueError(f"no action for agent {missing[0]!r}, which finished and "
+                                 f"absorbs (its action is ignored; finished_actions='ignore' "
+                                 f"lets it be left out)")
         try:
-            raw = np.array(list(map(actions.__getitem__, self.agents)))
+            raw = np.array(list(map(actions.__getitem__, acting)))
         except (ValueError, TypeError):
             raw = None
         size = self.action_spaces[self.possible_agents[0]].shape[0]
         # Real numbers only: numpy would turn "1" into 1.0, True into 1.0 and drop the
         # imaginary part of complex numbers.
-        if raw is None or raw.shape != (len(self.agents), size) or raw.dtype.kind not in "iuf":
-            for a in self.agents:
+        if raw is None or raw.shape != (len(acting), size) or raw.dtype.kind not in "iuf":
+            for a in acting:
                 try:
                     one = np.asarray(actions[a])
                 except (ValueError, TypeError):
@@ -381,7 +473,7 @@ class OrcaEnv(EnvState, ParallelEnv):
         # Clips to the box, then (holonomic) the norm to 1.
         bad, clipped = clip_actions(act, self._wc.learned_kinematics == "holonomic")
         if bad >= 0:
-            names = [self.agents[i] for i in np.flatnonzero(~np.isfinite(act).all(axis=1))]
+            names = [acting[i] for i in np.flatnonzero(~np.isfinite(act).all(axis=1))]
             raise ValueError(f"non-finite action (NaN or inf) for agent(s) {names}: "
                              f"{actions[names[0]]!r}")
         if clipped and not self._warned_clip:

@@ -119,6 +119,7 @@ class WorldBatch:
         self._pool = ThreadPoolExecutor(self._threads - 1) if self._threads > 1 else None
         self._blocks = np.array_split(np.arange(B, dtype=np.int64), self._threads)
         self._all = np.arange(B, dtype=np.int64)
+        self._stepped_one = np.ones(1, dtype=bool)
         self.debug_world: int | None = None  # record_step_start() on its sim each step
         #: Behaviours' per-slot data (:meth:`per_slot`): per config, and concatenated per load.
         self._config_data: dict = {}
@@ -272,11 +273,11 @@ class WorldBatch:
         sl.d_prev[s][slots] = sl.path_len[s][slots]
         sl.stall[s][slots] = 0
 
-    def _renew_goals(self) -> None:
-        """New goals from the scenarios for crowd slots that reached theirs."""
+    def _renew_goals(self, stepped: np.ndarray) -> None:
+        """New goals from the scenarios for crowd slots that reached theirs (``stepped`` worlds)."""
         sl = self._slots
         renew = self._work.renew
-        worlds = np.flatnonzero(np.add.reduceat(renew, self.offsets[:-1]))
+        worlds = np.flatnonzero((np.add.reduceat(renew, self.offsets[:-1]) > 0) & stepped)
         for b in worlds.tolist():
             ep, s = self.episodes[b], self._world_slice(b)
             ids = np.flatnonzero(renew[s])
@@ -288,10 +289,10 @@ class WorldBatch:
             self.update_targets([b])
 
     # -- the step ------------------------------------------------------------------------
-    def _draw_noise(self) -> None:
+    def _draw_noise(self, stepped: np.ndarray) -> None:
         """Crowd noise from each noisy world's own generator, as the single env always drew it."""
         sl = self._slots
-        for b in np.flatnonzero(self._settings.noisy).tolist():
+        for b in np.flatnonzero(self._settings.noisy & stepped).tolist():
             s, n = self._world_slice(b), int(self._sizes[b])
             rng = self.episodes[b].rng
             sl.noise_ang[s] = rng.uniform(0.0, 2.0 * np.pi, n)
@@ -327,13 +328,13 @@ class WorldBatch:
                              f"steer", slots)
                 sl.pref[slots] = v
 
-    def _call(self, mode: int, *args) -> None:
-        kernel = run_worlds_entry(mode, self._all, *args)
+    def _call(self, mode: int, worlds: np.ndarray, blocks: list, *args) -> None:
+        kernel = run_worlds_entry(mode, worlds, *args)
         if self._pool is None:
-            kernel(mode, self._all, *args)
+            kernel(mode, worlds, *args)
             return
-        futures = [self._pool.submit(kernel, mode, blk, *args) for blk in self._blocks[1:]]
-        kernel(mode, self._blocks[0], *args)
+        futures = [self._pool.submit(kernel, mode, blk, *args) for blk in blocks[1:]]
+        kernel(mode, blocks[0], *args)
         for f in futures:
             f.result()
 
@@ -347,10 +348,21 @@ class WorldBatch:
                 callable ``middle(rows)`` run between the phases, after the guidance
                 update (it fills ``extra_obs`` and ``extra_terms`` for the live ``rows``).
 
+        Worlds without a live learned agent (their episode is over, the caller has not reset
+        them yet) are not stepped: they draw no noise and get no new goals.
+
         Returns:
             A :class:`StepResult`; worlds in ``world_done`` are left for the caller to reset.
         """
         rows_n = self.alive.size
+        one = self.num_worlds == 1 and self.alive.any()  # the single env's case, cheaply
+        stepped = self._stepped_one if one else \
+            self.alive.reshape(self.num_worlds, self.num_learned).any(axis=1)
+        if one or stepped.all():
+            worlds, blocks = self._all, self._blocks
+        else:
+            worlds = np.flatnonzero(stepped)
+            blocks = np.array_split(worlds, self._threads)
         res = StepResult(obs=np.zeros((rows_n, self.obs_size), dtype=np.float32),
                          reward=np.zeros(rows_n), term=np.zeros(rows_n, dtype=bool),
                          trunc=np.zeros(rows_n, dtype=bool),
@@ -360,7 +372,7 @@ class WorldBatch:
                          acted=self.alive.copy(), world_done=np.zeros(self.num_worlds, dtype=bool))
         noisy, external, guided = self._flags
         if noisy:
-            self._draw_noise()
+            self._draw_noise(stepped)
         if external:
             self._steer_external()
         if self.debug_world is not None:
@@ -371,16 +383,16 @@ class WorldBatch:
                     extra_terms=self.extra_terms)
         args = self._kernel_args(rows, res.world_done)
         if middle is None and not guided:
-            self._call(BOTH, *args)
+            self._call(BOTH, worlds, blocks, *args)
         else:
-            self._call(PHASE_A, *args)
+            self._call(PHASE_A, worlds, blocks, *args)
             if guided:
-                self.update_targets(np.flatnonzero(~self._settings.straight).tolist())
+                self.update_targets(np.flatnonzero(~self._settings.straight & stepped).tolist())
             if middle is not None:
                 middle(np.flatnonzero(res.acted))
-            self._call(PHASE_B, *args)
+            self._call(PHASE_B, worlds, blocks, *args)
         if self._work.renew.any():
-            self._renew_goals()
+            self._renew_goals(stepped)
         return res
 
     def observe(self, worlds: Sequence[int], obs: np.ndarray, sep: np.ndarray) -> None:

@@ -13,6 +13,8 @@ the video extra, ``pip install "orca-env[video]"``; without them :class:`Rendere
 
 A frame is the scene below a band (the HUD) that holds the title, the step and time, the agent
 counts by status and a legend of the colours and marks, so the HUD never covers the scene.
+Its text is ``freesansbold.ttf``, the TrueType font pygame-ce ships, drawn through
+``pygame.freetype`` without kerning (no system font needed; see :class:`_Font`).
 Agents are discs filled by population (learned blue, ORCA crowd grey, non-reactive purple, linear
 brown, social-force olive, replayed pedestrians pink) with a
 ring by status (at goal green, collided red, stalled orange, timed out dark grey); agents that
@@ -82,9 +84,10 @@ import numpy as np
 from .codes import STATUSES, Population, Status
 from .files import NO_ROOM, WriteError, atomic_path, no_room_error, write_error
 
-__all__ = ["Renderer", "VideoWriter", "write_video", "COLORS", "LABELS", "fit_view",
-           "status_counts", "frame_size", "require_pygame", "require_imageio", "VIDEO_EXTRA",
-           "MIN_SIZE", "MAX_SIZE"]
+__all__ = ["Renderer", "VideoWriter", "write_video", "COLORS", "LABELS", "STYLE", "fit_view",
+           "status_counts", "counted_statuses", "frame_size", "mix_colors", "TRAIL_LENGTH",
+           "ARROW_SECONDS", "require_pygame", "require_imageio",
+           "VIDEO_EXTRA", "MIN_SIZE", "MAX_SIZE"]
 
 #: How to install what rendering, videos and plots need.
 VIDEO_EXTRA = 'pip install "orca-env[video]"'
@@ -167,6 +170,20 @@ LABELS = {"learned": "learned", "orca": "ORCA crowd", "non_reactive": "non-react
           "at_goal": "at goal", "collided": "collided", "deadlocked": "stalled",
           "timed_out": "timed out"}
 _POP_NAMES = tuple(p.name.lower() for p in Population)
+#: Default trail length (steps) and velocity arrows' length (the displacement over so many
+#: seconds), of the frames and the HTML viewer.
+TRAIL_LENGTH, ARROW_SECONDS = 12, 1.0
+#: How the marks are drawn, in agent radii and mixing fractions; the pygame frames and the HTML
+#: viewer (:mod:`orca_env.evaluation.html_viewer`) both draw with these and :data:`COLORS`.
+STYLE = {
+    "ring": 0.35,  # width of the status ring (at least 2 px)
+    "goal": 0.6,  # half-size of a goal's cross (at least 3 px)
+    "nose": (0.9, 0.2, 0.45),  # heading triangle: tip and base ahead of the centre, half-width
+    "fade_agent": 0.6,  # an agent that left, finished: its fill mixed towards the background
+    "fade_ring": 0.35,  # ... and its status ring
+    "fade_trail": 0.55,  # trails
+    "few": 60,  # up to this many agents every goal and arrow is drawn; else the learned ones'
+}
 #: Statuses after which an agent that left the simulation is drawn faded where it stopped.
 _FINISHED = (Status.AT_GOAL, Status.DEADLOCKED, Status.TIMED_OUT)
 
@@ -252,7 +269,7 @@ class Renderer:
     """
 
     def __init__(self, render_mode: str = "rgb_array", fps: float = 4, *, size: int = 720,
-                 trail_length: int = 12, arrow_seconds: float = 1.0,
+                 trail_length: int = TRAIL_LENGTH, arrow_seconds: float = ARROW_SECONDS,
                  debug_agent: int | None = None,
                  bounds: tuple[float, float, float, float] | None = None) -> None:
         if render_mode not in ("human", "rgb_array"):
@@ -286,9 +303,8 @@ class Renderer:
     def _start(self, data: Mapping[str, Any]) -> None:
         pygame = require_pygame()
         self._pg = pygame
-        pygame.font.init()
-        self._font = pygame.font.Font(None, max(15, self.size // 32))
-        self._small = pygame.font.Font(None, max(14, self.size // 40))
+        self._font = _Font(pygame, max(11, self.size // 42))
+        self._small = _Font(pygame, max(10, self.size // 52))
         if self.render_mode == "human":
             if _no_display():
                 # SDL would try Wayland first, print an error line, then draw off screen.
@@ -348,17 +364,20 @@ class Renderer:
         if n_l:
             tables.append([("text", None, f"learned ({n_l}):")]
                           + [("count", ("learned", code), f"{name} {big}")
-                             for code, name in self._counted(learned=True)])
+                             for code, name in counted_statuses(learned=True)])
         if n_c:
             tables.append([("text", None, f"crowd ({n_c}):")]
                           + [("count", ("crowd", code), f"{name} {big}")
-                             for code, name in self._counted(learned=False)])
+                             for code, name in counted_statuses(learned=False)])
         legend: list[tuple] = []
         for code in sorted(set(pops.tolist())):
             name = _POP_NAMES[code]
             legend.append(("pop", name, LABELS[name]))
         for st in (Status.AT_GOAL, Status.COLLIDED, Status.DEADLOCKED, Status.TIMED_OUT):
             legend.append(("ring", STATUSES[st], LABELS[STATUSES[st]]))
+        headings = data.get("headings")
+        if headings is not None and np.isfinite(np.asarray(headings, dtype=np.float64)).any():
+            legend.append(("nose", None, "heading"))
         legend.append(("faded", None, "left, finished"))
         legend.append(("left_hit", None, "left, collided"))
         legend.append(("arrow", "velocity", "velocity"))
@@ -397,7 +416,7 @@ class Renderer:
             for col, (kind, arg, text) in enumerate(table):
                 key = "label" if col == 0 else int(arg[1])
                 width_of[key] = max(width_of.get(key, 0), self._item_width(kind, text, small, h))
-        order = ["label"] + [int(code) for code, _ in self._counted(learned=True)]
+        order = ["label"] + [int(code) for code, _ in counted_statuses(learned=True)]
         xs, x = {}, pad
         for key in order:
             if key in width_of:
@@ -424,15 +443,6 @@ class Renderer:
         if kind == "scale":
             return self._scale_bar()[0] + 8 + self._small.size("100 m")[0]
         return sym + font.size(text)[0]
-
-    @staticmethod
-    def _counted(learned: bool) -> list[tuple[int, str]]:
-        """Statuses counted in the band: (code, label)."""
-        out = [(Status.ACTIVE, "active"), (Status.AT_GOAL, "at goal")]
-        if learned:
-            out.append((Status.COLLIDED, "collided"))
-        out += [(Status.DEADLOCKED, "stalled"), (Status.TIMED_OUT, "timed out")]
-        return out
 
     def _scale_bar(self) -> tuple[int, float]:
         """A scale bar between 30 and 200 pixels: ``(pixels, metres)``."""
@@ -498,7 +508,7 @@ class Renderer:
                     else np.asarray(statuses, dtype=np.int64))
         px = self._to_px(pos)
         rpx = np.maximum(radii * self._scale, 1.5)
-        few = n <= 60
+        few = n <= STYLE["few"]
         live = np.flatnonzero(active)
 
         # Agents that finished and left: faded where they stopped, under everything else.
@@ -509,7 +519,8 @@ class Renderer:
         # Trails (oldest first), goals and waypoints under the agents.
         if self._trail is not None and self._trail_len > 1:
             tr = self._to_px(self._trail[-self._trail_len:])
-            faded = [_mix(COLORS[p], COLORS["background"], 0.55) for p in _POP_NAMES]
+            faded = [mix_colors(COLORS[p], COLORS["background"], STYLE["fade_trail"])
+                     for p in _POP_NAMES]
             for i in live:
                 pg.draw.lines(surf, faded[pops[i]], False, tr[:, i].tolist(), 1)
         goals = data.get("goals")
@@ -519,7 +530,7 @@ class Renderer:
                 col = COLORS[_POP_NAMES[pops[i]]]
                 # A replayed pedestrian's goal is its scenario slot's, not where its track goes.
                 if pops[i] == Population.LEARNED or (few and pops[i] != Population.REPLAY):
-                    _cross(pg, surf, col, gpx[i], max(3.0, 0.6 * rpx[i]))
+                    _cross(pg, surf, col, gpx[i], max(3.0, STYLE["goal"] * rpx[i]))
         targets = data.get("targets")
         if targets is not None and goals is not None:
             t = np.asarray(targets, dtype=np.float64)
@@ -542,7 +553,7 @@ class Renderer:
             pg.draw.circle(surf, fill, px[i], rpx[i])
             if st != Status.ACTIVE:
                 ring = COLORS[STATUSES[st]]
-                pg.draw.circle(surf, ring, px[i], rpx[i], max(2, int(rpx[i] * 0.35)))
+                pg.draw.circle(surf, ring, px[i], rpx[i], max(2, int(rpx[i] * STYLE["ring"])))
             if i == sel:
                 pg.draw.circle(surf, COLORS["selected"], px[i], rpx[i] + 3, 2)
         # Headings of non-holonomic agents: a white nose at the front of the disc (y is up).
@@ -551,12 +562,7 @@ class Renderer:
             hd = np.asarray(headings, dtype=np.float64)
             for i in live:
                 if np.isfinite(hd[i]):
-                    f = np.array([np.cos(hd[i]), -np.sin(hd[i])])
-                    side = np.array([-f[1], f[0]])
-                    r = rpx[i]
-                    pg.draw.polygon(surf, COLORS["heading"], [
-                        (px[i] + 0.9 * r * f).tolist(), (px[i] + 0.2 * r * f + 0.45 * r * side)
-                        .tolist(), (px[i] + 0.2 * r * f - 0.45 * r * side).tolist()])
+                    _nose(pg, surf, px[i], rpx[i], hd[i])
         # Collided agents that left the simulation stay visible as a red cross where they hit.
         for i in np.flatnonzero(~active & (statuses == Status.COLLIDED)):
             _cross(pg, surf, COLORS["collided"], px[i], max(4.0, rpx[i]))
@@ -625,10 +631,11 @@ class Renderer:
     def _faded_agent(self, surf: Any, p: Any, r: float, pop: str, status: str | None) -> None:
         """An agent that left the simulation: a faded disc (and a faded status ring)."""
         pg = self._pg
-        pg.draw.circle(surf, _mix(COLORS[pop], COLORS["background"], 0.6), p, r)
+        bg = COLORS["background"]
+        pg.draw.circle(surf, mix_colors(COLORS[pop], bg, STYLE["fade_agent"]), p, r)
         if status is not None:
-            pg.draw.circle(surf, _mix(COLORS[status], COLORS["background"], 0.35), p, r,
-                           max(2, int(r * 0.35)))
+            pg.draw.circle(surf, mix_colors(COLORS[status], bg, STYLE["fade_ring"]), p, r,
+                           max(2, int(r * STYLE["ring"])))
 
     def _update_trails(self, pos: np.ndarray, active: np.ndarray, t: Any) -> None:
         n = pos.shape[0]
@@ -672,7 +679,7 @@ class Renderer:
                     if kind not in ("title", "clock", "text", "count"):
                         self._legend_item(static, kind, arg, text, x, y)
                     elif kind == "text":
-                        static.blit(self._small.render(text, True, COLORS["text"]), (x, y))
+                        self._small.draw(static, (x, y), text, COLORS["text"])
             self._static = static
         surf.blit(self._static, (0, 0))
 
@@ -687,6 +694,9 @@ class Renderer:
         elif kind == "ring":
             pg.draw.circle(surf, COLORS["learned"], c, r)
             pg.draw.circle(surf, COLORS[arg], c, r, max(2, int(r * 0.45)))
+        elif kind == "nose":
+            pg.draw.circle(surf, COLORS["learned"], c, r)
+            _nose(pg, surf, c, r, 0.0)
         elif kind == "faded":
             self._faded_agent(surf, c, r, "learned", "at_goal")
         elif kind == "left_hit":
@@ -705,9 +715,9 @@ class Renderer:
             for xe in (x, x + bar):
                 pg.draw.line(surf, COLORS["text"], (xe, c[1] - 3), (xe, c[1] + 3), 1)
             text = f"{metres:g} m"
-            surf.blit(self._small.render(text, True, COLORS["text"]), (x + bar + 6, y))
+            self._small.draw(surf, (x + bar + 6, y), text, COLORS["text"])
             return
-        surf.blit(self._small.render(text, True, COLORS["text"]), (x + h + 4, y))
+        self._small.draw(surf, (x + h + 4, y), text, COLORS["text"])
 
     def _draw_band(self, surf: Any, data: Mapping[str, Any], statuses: np.ndarray,
                    active: np.ndarray, pops: np.ndarray) -> None:
@@ -733,7 +743,7 @@ class Renderer:
                 else:
                     continue
                 if text:
-                    surf.blit(font.render(text, True, COLORS["text"]), (x, y))
+                    font.draw(surf, (x, y), text, COLORS["text"])
 
     def _draw_debug(self, surf: Any, data: Mapping[str, Any], i: int) -> None:
         """Inset (bottom right): ORCA half-planes of agent ``i`` in its velocity space."""
@@ -779,9 +789,7 @@ class Renderer:
             q = to_in(np.asarray(vel, dtype=np.float64)[i])
             _arrow(pg, inset, COLORS["velocity"], c, q, 2)
             pg.draw.circle(inset, COLORS["velocity"], q, 3)
-        label = self._small.render(f"ORCA agent {i}: {lines.shape[0]} lines", True,
-                                   COLORS["text"])
-        inset.blit(label, (4, 4))
+        self._small.draw(inset, (4, 4), f"ORCA agent {i}: {lines.shape[0]} lines", COLORS["text"])
         pg.draw.rect(inset, COLORS["text"], inset.get_rect(), 1)
         surf.blit(inset, (self.width - side - 6, self.height - side - 6))
 
@@ -790,6 +798,15 @@ class Renderer:
         if self._pg is not None and self.render_mode == "human" and not self.closed:
             self._pg.display.quit()
         self.closed = True
+
+
+def counted_statuses(learned: bool) -> list[tuple[int, str]]:
+    """The statuses the band counts, ``(code, label)`` in its order (crowds never collide)."""
+    out = [(Status.ACTIVE, "active"), (Status.AT_GOAL, "at goal")]
+    if learned:
+        out.append((Status.COLLIDED, "collided"))
+    out += [(Status.DEADLOCKED, "stalled"), (Status.TIMED_OUT, "timed out")]
+    return out
 
 
 def status_counts(populations: Any, statuses: Any, active: Any) -> dict[str, dict[str, int]]:
@@ -817,8 +834,57 @@ def status_counts(populations: Any, statuses: Any, active: Any) -> dict[str, dic
     return out
 
 
-def _mix(a: tuple, b: tuple, t: float) -> tuple:
+class _Font:
+    """Text of the frames: the TrueType font pygame-ce ships, drawn by FreeType.
+
+    The font is ``freesansbold.ttf``, which the pygame package ships (``pygame.freetype
+    .get_default_font()``), so no system font is needed and frames look the same everywhere.
+    ``size`` is the em size in pixels (``pygame.font.Font(None, s)`` draws that font at about
+    0.69 s). Kerning is off: the font's kerning pairs, applied to glyphs hinted to whole
+    pixels, open gaps at frame sizes ("bott leneck", "t imed out"); FreeType's unkerned
+    advances space them evenly. Text is placed by its line box (top at ``y``, height
+    :meth:`get_height`), so texts of one font share a baseline whatever their glyphs.
+    """
+
+    def __init__(self, pg: Any, size: int) -> None:
+        import pygame.freetype  # noqa: PLC0415  (a submodule pygame does not import itself)
+
+        pygame.freetype.init()
+        # None: the package's own freesansbold.ttf (pygame.freetype.get_default_font()).
+        self._ft = pygame.freetype.Font(None, size)
+        self._ft.kerning = False
+        self._ft.antialiased = True
+        self._ft.origin = True  # render_to's position is the baseline's start
+        self._ascender = self._ft.get_sized_ascender()
+        self._height = self._ft.get_sized_height()
+
+    def get_height(self) -> int:
+        """The line's height, pixels."""
+        return self._height
+
+    def size(self, text: str) -> tuple[int, int]:
+        """``(width, height)`` of ``text``, pixels."""
+        return self._ft.get_rect(text).width if text else 0, self._height
+
+    def draw(self, surf: Any, pos: tuple[float, float], text: str, color: tuple) -> None:
+        """Draw ``text`` with the top of its line at ``pos``."""
+        if text:
+            self._ft.render_to(surf, (int(pos[0]), int(pos[1]) + self._ascender), text, color)
+
+
+def mix_colors(a: tuple, b: tuple, t: float) -> tuple:
+    """The RGB colour ``t`` of the way from ``a`` to ``b`` (faded marks: towards the background)."""
     return tuple(int(round(x + (y - x) * t)) for x, y in zip(a, b, strict=True))
+
+
+def _nose(pg: Any, surf: Any, p: np.ndarray, r: float, heading: float) -> None:
+    """The heading mark: a white triangle at the front of a disc of ``r`` pixels at ``p``."""
+    tip, base, half = STYLE["nose"]
+    f = np.array([np.cos(heading), -np.sin(heading)])  # screen y points down
+    side = np.array([-f[1], f[0]])
+    pg.draw.polygon(surf, COLORS["heading"], [
+        (p + tip * r * f).tolist(), (p + base * r * f + half * r * side).tolist(),
+        (p + base * r * f - half * r * side).tolist()])
 
 
 def _cross(pg: Any, surf: Any, col: tuple, p: np.ndarray, r: float) -> None:

@@ -32,6 +32,12 @@ Registered ids (:data:`GYM_IDS`) and the shipped config each one makes:
 (``max_steps=200``, ``observation={"num_agents": 3}``), ``infos="compact"`` and
 ``render_mode``.
 
+``gymnasium.make_vec(id, num_envs=N)`` returns an :class:`orca_env.vector.OrcaVectorEnv` of N
+worlds stepped in one call (the ids' ``vector_entry_point``,
+:func:`orca_env.vector.make_vector_env`; Gymnasium's ``NEXT_STEP`` autoreset), and
+``make_vec(id, num_envs=N, vectorization_mode="sync")`` a ``SyncVectorEnv`` of
+:class:`SingleAgentEnv` copies.
+
 Registration
 ------------
 Gymnasium needs the ids registered before ``make``. ``import orca_env`` registers them in either
@@ -89,6 +95,8 @@ GYM_IDS = {
 #: The id for any config with one learned agent: ``make(GENERIC_ID, config=...)``.
 GENERIC_ID = "orca_env/SingleAgent-v0"
 _ENTRY_POINT = "orca_env.single:SingleAgentEnv"
+#: ``gymnasium.make_vec(id, num_envs=N)``: N worlds stepped in one call (an ``OrcaVectorEnv``).
+_VECTOR_ENTRY_POINT = "orca_env.vector:make_vector_env"
 
 
 class SingleAgentEnv(Env):
@@ -248,9 +256,10 @@ def register_envs() -> None:
     """
     for env_id, config in GYM_IDS.items():
         if env_id not in registry:
-            register(env_id, entry_point=_ENTRY_POINT, kwargs={"config": config})
+            register(env_id, entry_point=_ENTRY_POINT, vector_entry_point=_VECTOR_ENTRY_POINT,
+                     kwargs={"config": config})
     if GENERIC_ID not in registry:
-        register(GENERIC_ID, entry_point=_ENTRY_POINT)
+        register(GENERIC_ID, entry_point=_ENTRY_POINT, vector_entry_point=_VECTOR_ENTRY_POINT)
 
 
 register_envs()

@@ -21,9 +21,27 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 
 from .environment import OrcaEnv, make_batch
 from .episode import WorldConfig, announce_compilation, check_seed, draw_episode, redraw_warning
+from .finished import FINISHED_AGENTS, RowRecord, check_choice
+from .infos import info_columns, reset_columns
 from .step import clip_actions
 
-__all__ = ["OrcaVectorEnv"]
+__all__ = ["OrcaVectorEnv", "AUTORESET_MODES", "make_vector_env"]
+
+#: The autoreset modes of :class:`OrcaVectorEnv` (Gymnasium's ``AutoresetMode``).
+AUTORESET_MODES = (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP)
+
+
+def _autoreset_mode(value: Any) -> AutoresetMode:
+    """An ``AutoresetMode`` from a member, its value (``"NextStep"``) or name (``"next_step"``)."""
+    mode = value if isinstance(value, AutoresetMode) else None
+    if mode is None and isinstance(value, str):
+        for m in AutoresetMode:
+            if value in (m.value, m.name, m.name.lower()):
+                mode = m
+    if mode not in AUTORESET_MODES:
+        raise ValueError(f"autoreset_mode must be one of {[m.name for m in AUTORESET_MODES]} "
+                         f"(an AutoresetMode or its name), got {value!r}")
+    return mode
 
 
 class OrcaVectorEnv(VectorEnv):
@@ -34,30 +52,57 @@ class OrcaVectorEnv(VectorEnv):
     ``orca_env.parallel_env(config)`` reset with that world's seed (then with ``seed=None`` at
     every autoreset) and stepped with the same actions.
 
-    ## Finished agents and autoreset (Gymnasium's ``AutoresetMode.SAME_STEP``)
+    ## Finished agents and autoreset
 
     Agents of a world finish at different steps. A row whose agent finished (terminated or
     truncated) is *not alive*: its action is ignored, and on later steps of its world it reports
     reward 0, ``terminated = truncated = False`` and an all-zero observation. ``info["alive"]``
     ((B*L,) bool) says which rows need an action on the next step, ``info["active"]`` which rows
-    acted on this step (their reward, terminations and truncations are real). A world resets
-    when none of its learned agents is alive, on the same step (``SAME_STEP``): the step returns
-    the reward, termination and truncation of the last agents, the first observation of the new
-    episode in ``obs``, and ``info["world_reset"]`` ((B,) bool) marks the worlds that reset.
-    The observation a finished agent ended with is in ``info["final_obs"]`` ((B*L, D) float32,
-    valid where ``info["_final_obs"]`` ((B*L,) bool) is True, i.e. for the rows that finished on
-    this step), whether or not its world reset; bootstrap truncated rows from it. Both keys are
-    present only on steps where some row finished (Gymnasium's convention).
+    acted on this step (their reward, terminations and truncations are real). With
+    ``finished_agents="absorb"`` (the absorbing state, as for ``OrcaEnv``) an agent that finishes
+    before its world ends reports ``terminated = truncated = False`` on that step too, and every
+    row of a world reports its end on the world's last step (``terminated`` if its agent
+    terminated, then or before; ``truncated`` for all of them when the world ended by a time
+    limit or a deadlock; :meth:`orca_env.finished.RowRecord.absorb`), so each row's episode is its
+    world's: no row waits idle between episodes, and each row's return is its agent's.
+
+    A world resets once none of its learned agents is alive:
+
+    * ``autoreset_mode=SAME_STEP`` (default): on the same step. The step returns the reward,
+      termination and truncation of the last agents, the first observation of the new episode
+      in ``obs``, and ``info["world_reset"]`` ((B,) bool) marks the worlds that reset. The
+      observation a finished agent ended with is in ``info["final_obs"]`` ((B*L, D) float32,
+      valid where ``info["_final_obs"]`` ((B*L,) bool) is True, i.e. for the rows that finished
+      on this step), whether or not its world reset; bootstrap truncated rows from it. Both keys
+      are present only on steps where some row finished (Gymnasium's convention).
+    * ``autoreset_mode=NEXT_STEP`` (Gymnasium's default, which its observation wrappers
+      require): ``obs`` holds the observation a finished agent ended with; the world is reset on
+      the next step, which ignores its rows' actions and returns their first observation with
+      reward 0 and ``terminated = truncated = False`` (the world is not stepped), and
+      ``info["world_reset"]`` ((B*L,) bool) marks those rows. Every ``info`` array then has one
+      entry per row, as Gymnasium's ``DictInfoToList`` expects. ``metadata["autoreset_mode"]``
+      says which mode an env runs.
+
+    Gymnasium's ``RecordEpisodeStatistics`` counts per row: with several learned agents per
+    world and ``finished_agents="leave"``, a finished agent's idle steps until its world resets
+    count into its row's next episode; with ``"absorb"`` a row's episode is its world's and its
+    return its agent's.
 
     ## Arguments
 
-    ``OrcaVectorEnv(config, num_worlds, *, seed=None, infos=False, **config_kwargs)``:
+    ``OrcaVectorEnv(config, num_worlds, *, seed=None, infos=False, autoreset_mode=SAME_STEP,
+    finished_agents="leave", **config_kwargs)``:
     ``config`` and ``config_kwargs`` as for :class:`~orca_env.environment.OrcaEnv`;
     ``num_worlds`` worlds (B >= 1); ``seed`` for the first ``reset`` when it is given none (an
     int: world ``b`` gets ``seed + b``; or a list of B ints); ``infos=True`` adds per-row arrays
     to ``info``: ``status`` ((B*L,) int64 :class:`~orca_env.codes.Status` codes),
     ``reward_terms`` ((B*L, len(TERMS)) float64 weighted terms), ``nearest_separation``
-    ((B*L,) float64, m) and ``collided_with`` ((B*L,) int8: 0 none, 1 agent, 2 obstacle).
+    ((B*L,) float64, m) and ``collided_with`` ((B*L,) int8: 0 none, 1 agent, 2 obstacle);
+    ``infos="numeric"`` adds one (B*L,) array per key of the PettingZoo env's numeric infos
+    (:data:`orca_env.infos.NUMERIC_KEYS`, ``reward_<term>`` per term), at reset too, with
+    ``active`` the rows that acted (at ``reset``: every row) and ``status`` a finished row's last
+    status. ``autoreset_mode`` (a Gymnasium ``AutoresetMode`` or its name) and
+    ``finished_agents`` (``"leave"`` or ``"absorb"``): see above.
     ``num_threads`` (config key, default 1): above 1 the worlds are split into that many blocks,
     stepped at once by threads of a pool (the kernel releases the GIL; results are identical).
 
@@ -73,21 +118,30 @@ class OrcaVectorEnv(VectorEnv):
     roadmap for waypoints.
     """
 
+    #: The class default; each env sets its own (``autoreset_mode``).
     metadata = {"autoreset_mode": AutoresetMode.SAME_STEP}
 
     def __init__(self, config: Any = None, num_worlds: int = 1, *, seed: Any = None,
-                 infos: bool = False, **config_kwargs: Any) -> None:
+                 infos: bool | str = False,
+                 autoreset_mode: AutoresetMode | str = AutoresetMode.SAME_STEP,
+                 finished_agents: str = "leave", **config_kwargs: Any) -> None:
         if isinstance(num_worlds, bool) or not isinstance(num_worlds, numbers.Integral) \
                 or num_worlds < 1:
             raise ValueError(f"num_worlds must be an integer >= 1, got {num_worlds!r}")
-        if not isinstance(infos, bool):
-            raise ValueError(f"infos must be True or False, got {infos!r}")
+        if not isinstance(infos, bool) and infos != "numeric":
+            raise ValueError(f"infos must be True, False or 'numeric', got {infos!r}")
+        mode = _autoreset_mode(autoreset_mode)
+        check_choice("finished_agents", finished_agents, FINISHED_AGENTS)
         self._seeds = self._world_seeds(seed, int(num_worlds))
         #: The template env: config, spaces and mixture (it never steps).
         self._template = e = OrcaEnv(config, infos="compact", **config_kwargs)
         self.config = e.config
         self.num_worlds = B = int(num_worlds)
         self.infos = infos
+        self.metadata = {**type(self).metadata, "autoreset_mode": mode}
+        self.autoreset_mode = mode
+        #: ``"leave"`` or ``"absorb"`` (:mod:`orca_env.finished`).
+        self.finished_agents = finished_agents
         self.num_agents_per_world = L = len(e.possible_agents)
         self.num_envs = B * L
         self.single_observation_space = e.observation_spaces[e.possible_agents[0]]
@@ -114,6 +168,14 @@ class OrcaVectorEnv(VectorEnv):
         self._warned_clip = False
         self._norm_clip = wc.learned_kinematics == "holonomic"  # see step.clip_actions
         self._started = False
+        self._term_names = e.reward_term_names
+        self._absorb = finished_agents == "absorb"
+        # What each row did last (the absorbing state; numeric infos' last status).
+        self._record = RowRecord(B, L) if self._absorb or infos == "numeric" else None
+        self._next_step = mode == AutoresetMode.NEXT_STEP
+        #: NEXT_STEP: the worlds that ended on the last step, reset on the next one.
+        self._pending = np.zeros(B, dtype=bool)
+        self._row_world = np.repeat(np.arange(B), L)
 
     # -- construction helpers ------------------------------------------------------------
     @staticmethod
@@ -130,8 +192,13 @@ class OrcaVectorEnv(VectorEnv):
         check_seed("seed", seed)
         return [int(seed) + b for b in range(B)]
 
-    def _reset_worlds(self, worlds: list[int], seeds: list, obs: np.ndarray) -> None:
-        """New episodes of ``worlds`` (a seed each, or None to continue the generator)."""
+    def _reset_worlds(self, worlds: list[int], seeds: list, obs: np.ndarray,
+                      sep: np.ndarray | None = None) -> np.ndarray:
+        """New episodes of ``worlds`` (a seed each, or None to continue the generator).
+
+        Writes the first observations (and clearances into ``sep``) of their rows; returns
+        the rows.
+        """
         announce_compilation()
 
         def redraw(k, values, exc):
@@ -158,8 +225,16 @@ class OrcaVectorEnv(VectorEnv):
         rows = np.concatenate([np.arange(b * L, (b + 1) * L) for b in worlds])
         if self._hooks:
             batch.run_hooks(rows)
-        sep = np.full(self.num_envs, np.inf)
+        if sep is None:
+            sep = np.full(self.num_envs, np.inf)
         batch.observe(worlds, obs, sep)
+        if self._record is not None:
+            self._record.reset(rows)
+        return rows
+
+    def _slot_ids(self) -> np.ndarray:
+        """(B*L,) int64 each row's slot in the batch's slot arrays."""
+        return self._batch.offsets[self._row_world] + self._batch.learned
 
     # -- Gymnasium VectorEnv API ---------------------------------------------------------
     def reset(self, *, seed: Any = None, options: dict | None = None):
@@ -168,21 +243,33 @@ class OrcaVectorEnv(VectorEnv):
         Args:
             seed: None (the constructor's ``seed`` on the first reset, else continue each
                 world's generator), an int (world ``b`` gets ``seed + b``) or a list of B ints.
-            options: Unused.
+            options: ``None`` or a dict; none is read (a non-empty one warns, naming its keys).
 
         Returns:
-            ``(obs, info)``: obs (B*L, D) float32; info with ``alive`` (B*L,) bool (all True).
+            ``(obs, info)``: obs (B*L, D) float32; info with ``alive`` (B*L,) bool (all True)
+            and, with ``infos="numeric"``, the numeric arrays of the first observations.
         """
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be None or a dict, got {options!r}")
+        if options:  # no key is read: say so rather than ignore it silently
+            # A warning, not an error: PettingZoo's API test resets with options={"options": 1}.
+            warnings.warn(f"options: this env reads no reset options, ignoring "
+                          f"{sorted(map(str, options))[:5]} (set them in the env config)",
+                          UserWarning, stacklevel=2)
         seeds = self._world_seeds(seed, self.num_worlds)
         if seed is None and not self._started:
             seeds = self._seeds
         self._started = True
         obs = np.zeros((self.num_envs, self._d), dtype=np.float32)
-        self._reset_worlds(list(range(self.num_worlds)), seeds, obs)
+        sep = np.full(self.num_envs, np.inf)
+        self._reset_worlds(list(range(self.num_worlds)), seeds, obs, sep)
+        self._pending[:] = False
         self._warned_clip = False
-        return obs, {"alive": self._batch.alive.copy()}
+        info: dict[str, Any] = {"alive": self._batch.alive.copy()}
+        if self.infos == "numeric":
+            info.update(reset_columns(self._slot_ids(), self._batch.slots, self._term_names,
+                                      sep))
+        return obs, info
 
     def _actions(self, actions: Any) -> np.ndarray:
         size = self.single_action_space.shape[0]
@@ -226,25 +313,52 @@ class OrcaVectorEnv(VectorEnv):
             raise RuntimeError("step() called before reset()")
         act = self._actions(actions)
         batch = self._batch
+        # Worlds pending a NEXT_STEP reset have no live agent: the batch does not step them.
         res = batch.step(act, batch.run_hooks if self._hooks else None)
+        numeric = None
+        if self._absorb:
+            self._record.absorb(res)
+        if self.infos == "numeric":
+            numeric = info_columns(res, np.arange(self.num_envs), self._slot_ids(),
+                                   batch.slots, self._term_names, res.acted)
+            numeric["status"] = res.status if self._absorb else self._record.last_status(res)
         obs = res.obs
         info: dict[str, Any] = {}
         fin = res.term | res.trunc
-        if fin.any():
-            info["final_obs"] = obs.copy()
-            info["_final_obs"] = fin
-            obs[fin] = 0.0
-        reset = np.flatnonzero(res.world_done)
-        if reset.size:
-            self._reset_worlds(reset.tolist(), [None] * reset.size, obs)
+        if self._next_step:
+            pending = self._pending
+            self._pending = res.world_done.copy()
+            reset = np.flatnonzero(pending)
+            if reset.size:  # the worlds that ended on the last step start again
+                sep = np.full(self.num_envs, np.inf)
+                rows = self._reset_worlds(reset.tolist(), [None] * reset.size, obs, sep)
+                res.status[rows] = 0
+                if numeric is not None:
+                    first = reset_columns(self._slot_ids()[rows], batch.slots,
+                                          self._term_names, sep[rows])
+                    for k, col in first.items():
+                        if k != "active":
+                            numeric[k][rows] = col
+            world_reset = np.repeat(pending, self.num_agents_per_world)
+        else:
+            if fin.any():
+                info["final_obs"] = obs.copy()
+                info["_final_obs"] = fin
+                obs[fin] = 0.0
+            reset = np.flatnonzero(res.world_done)
+            if reset.size:
+                self._reset_worlds(reset.tolist(), [None] * reset.size, obs)
+            world_reset = res.world_done
         info["alive"] = batch.alive.copy()
         info["active"] = res.acted
-        info["world_reset"] = res.world_done
-        if self.infos:
+        info["world_reset"] = world_reset
+        if self.infos is True:
             info["status"] = res.status
             info["reward_terms"] = res.weighted
             info["nearest_separation"] = res.sep
             info["collided_with"] = res.hit
+        elif numeric is not None:
+            info.update(numeric)
         return obs, res.reward, res.term, res.trunc, info
 
     @property
@@ -276,3 +390,31 @@ class OrcaVectorEnv(VectorEnv):
         batch = getattr(self, "_batch", None)  # a constructor that raised left no batch
         if batch is not None:
             batch.close()
+
+
+def make_vector_env(num_envs: int = 1, config: Any = None, *,
+                    autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+                    **kwargs: Any) -> OrcaVectorEnv:
+    """The Gymnasium ids' vector entry point: ``gymnasium.make_vec(id, num_envs=N)``.
+
+    ``num_envs`` worlds of a config with one learned agent (the ids' configs,
+    :data:`orca_env.single.GYM_IDS`), so row ``b`` is world ``b``'s robot, stepped in one call
+    (``vectorization_mode="vector_entry_point"``, which ``make_vec`` picks by default for these
+    ids; ``"sync"`` and ``"async"`` still vectorize :class:`~orca_env.single.SingleAgentEnv`).
+    ``autoreset_mode`` defaults to ``NEXT_STEP``, as for Gymnasium's own vector envs; every
+    other keyword goes to :class:`OrcaVectorEnv` (``seed``, ``infos``, ``finished_agents``,
+    config keys).
+
+    Raises:
+        ValueError: On a bad ``num_envs``, or a config without exactly one learned agent.
+    """
+    if isinstance(num_envs, bool) or not isinstance(num_envs, numbers.Integral) or num_envs < 1:
+        raise ValueError(f"num_envs must be an integer >= 1, got {num_envs!r}")
+    env = OrcaVectorEnv(config, int(num_envs), autoreset_mode=autoreset_mode, **kwargs)
+    if env.num_agents_per_world != 1:
+        n = env.num_agents_per_world
+        env.close()
+        raise ValueError(f"make_vec needs a config with exactly one learned agent (one row per "
+                         f"env); config {config!r} has {n}; use orca_env.vector.OrcaVectorEnv "
+                         f"for several learned agents per world")
+    return env

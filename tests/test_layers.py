@@ -20,7 +20,7 @@ ENV_LAYER = {"orca_env", "orca_env.configs", "orca_env.codes", "orca_env.frames"
              "orca_env.rewards", "orca_env.guidance", "orca_env.environment",
              "orca_env.vector", "orca_env.single", "orca_env.mixture", "orca_env.agents",
              "orca_env.episode", "orca_env.infos", "orca_env.pipeline", "orca_env.stages",
-             "orca_env.env_state", "orca_env.registry", "orca_env.sensors",
+             "orca_env.env_state", "orca_env.registry", "orca_env.sensors", "orca_env.finished",
              "orca_env.behaviours", "orca_env.behaviours.base", "orca_env.behaviours.learned",
              "orca_env.behaviours.orca", "orca_env.behaviours.non_reactive",
              "orca_env.behaviours.linear", "orca_env.behaviours.social_force",

@@ -134,6 +134,7 @@ from .suite import (
     EVAL_SEEDS,
     check_no_links,
     evaluate,
+    is_named_policy,
     model_label,
     policy_settings,
     prepare_out_dir,
@@ -493,7 +494,7 @@ class BenchPolicy:
         layer)`` is appended without it.
         """
         spec = self.spec if self.name is None else self.name
-        if self.name is None and spec not in ("orca", "random") \
+        if self.name is None and not is_named_policy(spec) \
                 and (os.path.isfile(spec) or os.path.isdir(spec)):
             spec = model_label(spec)  # as eval labels it
         return spec if self.safety_layer else f"{spec} (no safety layer)"

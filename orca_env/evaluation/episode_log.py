@@ -16,6 +16,9 @@ statuses            ``(T+1, n)`` int8, index into ``orca_env.codes.STATUSES`` (a
                     at_goal, collided, deadlocked, timed_out)
 active              ``(T+1, n)`` bool, the agent is in the simulation
 times               ``(T+1,)`` float64, simulated seconds
+headings            ``(T+1, n)`` rad, world frame, NaN for holonomic slots; only in logs of
+                    episodes with non-holonomic agents (robots; optional: older logs and
+                    holonomic episodes have none)
 ==================  ======================================================================
 
 plus the static scene (radii, populations, max speeds, obstacle polygons, boundary), the resolved
@@ -42,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from ..codes import Population, Status
-from ..files import atomic_path
+from ..files import MAX_MEMBER_BYTES, ArchiveError, atomic_path, read_npz
 from ..render import Renderer, VideoWriter, require_imageio
 
 __all__ = ["snapshot", "EpisodeRecorder", "EpisodeLog", "load_log", "replay", "check_size",
@@ -55,6 +58,10 @@ _PER_STEP = ("positions", "velocities", "pref_velocities", "goals", "targets")
 _KEYS = (*_PER_STEP, "statuses", "active", "times", "selected", "orca_lines",
          "orca_line_offsets", "meta", "radii", "populations", "max_speeds", "obstacle_points",
          "obstacle_offsets", "boundary", "extent")
+#: Arrays a log may hold (older logs, and episodes without robots, have none of them).
+_OPTIONAL = ("headings",)
+#: Bound of a logged heading, rad (the motion models keep theirs within a few turns).
+_MAX_ANGLE = 1e6
 #: Bounds of a frame's long side, pixels (the renderer's limits).
 MIN_SIZE, MAX_SIZE = 240, 8192
 #: Bounds a log's values must respect to replay: coordinates (the core's), lengths, speeds,
@@ -147,6 +154,8 @@ class EpisodeRecorder:
         lines = data.get("orca_lines")
         row["orca_lines"] = (np.zeros((0, 4)) if lines is None
                              else np.asarray(lines, dtype=np.float64).reshape(-1, 4))
+        if data.get("headings") is not None:
+            row["headings"] = np.asarray(data["headings"], dtype=self.dtype)
         self._steps.append(row)
 
     def __len__(self) -> int:
@@ -165,6 +174,10 @@ class EpisodeRecorder:
         arrays["orca_line_offsets"] = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         arrays["orca_lines"] = (np.concatenate([r["orca_lines"] for r in self._steps])
                                 .astype(np.float64))
+        if any("headings" in r for r in self._steps):
+            n = arrays["positions"].shape[1]
+            arrays["headings"] = np.stack([r.get("headings", np.full(n, np.nan, self.dtype))
+                                           for r in self._steps])
         return EpisodeLog(meta=dict(self.meta), static=dict(self._static), arrays=arrays)
 
     def save(self, path: str | os.PathLike) -> str:
@@ -211,6 +224,8 @@ class EpisodeLog:
                     active=a["active"][t], time=float(a["times"][t]), step=t)
         if s["max_speeds"].size:
             data["max_speeds"] = s["max_speeds"]
+        if "headings" in a:
+            data["headings"] = a["headings"][t]
         sel = int(a["selected"][t])
         if sel >= 0:
             off = a["orca_line_offsets"]
@@ -263,7 +278,9 @@ class EpisodeLog:
         Raises:
             FileNotFoundError: If ``path`` does not exist.
             ValueError: If ``path`` is not a readable episode log: not a zip file, truncated,
-                corrupted (a CRC or decompression error), an array missing or of the wrong
+                corrupted (a CRC or decompression error), a member declaring more than
+                :data:`orca_env.files.MAX_MEMBER_BYTES` (1 GiB, checked before it is
+                inflated), an array missing or of the wrong
                 shape, codes out of range, or metadata that is not the expected JSON object.
                 The message names the file and what is wrong.
         """
@@ -273,17 +290,19 @@ class EpisodeLog:
         if os.path.isdir(name):
             raise ValueError(f"episode log {name!r} is a folder, not an .npz file")
         try:
-            with np.load(name, allow_pickle=False) as z:
-                if not hasattr(z, "files"):  # a bare .npy: np.load returns the array
+            with open(name, "rb") as fh:
+                if fh.read(6) == b"\x93NUMPY":  # a bare .npy (np.load would return it)
                     raise _LogError("it is a single .npy array, not an .npz archive")
-                missing = [k for k in _KEYS if k not in z.files]
-                if missing:
-                    raise _LogError(f"array {missing[0]!r} is missing (an episode log has "
-                                    f"{', '.join(_KEYS)})")
-                raw = {k: z[k] for k in _KEYS}  # reads, CRC-checks and decompresses all
-                for k, v in raw.items():
-                    if not isinstance(v, np.ndarray):  # numpy returns other members as bytes
-                        raise _LogError(f"member {k!r} is not a .npy array")
+            # Each member's declared size and .npy header are checked against the cap before
+            # it is inflated (a small file claiming gigabytes is refused unread); then it is
+            # read, CRC-checked and decompressed.
+            raw = read_npz(name, (*_KEYS, *_OPTIONAL), max_bytes=MAX_MEMBER_BYTES)
+            missing = [k for k in _KEYS if k not in raw]
+            if missing:
+                raise _LogError(f"array {missing[0]!r} is missing (an episode log has "
+                                f"{', '.join(_KEYS)})")
+        except ArchiveError as exc:
+            raise ValueError(f"episode log {name!r} is unreadable: {exc}") from None
         except _LogError as exc:
             raise ValueError(f"episode log {name!r} is unreadable: {exc}") from None
         except Exception as exc:  # noqa: BLE001
@@ -391,6 +410,14 @@ class EpisodeLog:
         times = z["times"]
         if not (np.isfinite(times).all() and (np.diff(times) >= 0).all()):
             raise _LogError("'times' must be finite and non-decreasing")
+        if "headings" in z:
+            hd = z["headings"]
+            if hd.shape != (t1, n) or hd.dtype.kind != "f":
+                raise _LogError(f"'headings' must be a float array of shape {(t1, n)}, got "
+                                f"{hd.dtype} {hd.shape}")
+            if (np.isinf(hd) | (np.abs(np.nan_to_num(hd)) > _MAX_ANGLE)).any():
+                raise _LogError(f"'headings' must hold finite values within +-{_MAX_ANGLE:g} "
+                                f"rad, or NaN for agents without a heading")
         if boundary.size and boundary.shape[0] < 3:
             raise _LogError(f"'boundary' must have 0 or at least 3 vertices, got "
                             f"{boundary.shape[0]}")
@@ -404,7 +431,7 @@ class EpisodeLog:
             "extent": float(extent),
         }
         keys = (*_PER_STEP, "statuses", "active", "times", "selected", "orca_lines",
-                "orca_line_offsets")
+                "orca_line_offsets", *(k for k in _OPTIONAL if k in z))
         return cls(meta=meta, static=static, arrays={k: z[k] for k in keys})
 
 

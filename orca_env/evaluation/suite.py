@@ -26,15 +26,18 @@ A policy is any callable ``policy(observations, env) -> actions`` (see :data:`Po
   step: agents that finished have left it), each action a ``(2,)`` float array in ``[-1, 1]``.
 
 It may define ``reset(seed: int)``, called before every episode with the episode's seed (for
-any randomness of its own), and ``name``. Built in: ``orca`` (``env.heuristic_actions()``: pure
-ORCA with the safety layer) and ``random`` (uniform actions in the box, seeded per episode).
+any randomness of its own), and ``name``. Known by name (:data:`NAMED_POLICIES`): ``orca``
+(``env.heuristic_actions()``: pure ORCA with the safety layer), ``random`` (uniform actions in
+the box, seeded per episode), and the published baselines ``cadrl`` and ``ga3c_cadrl``
+(:mod:`orca_env.policies.cadrl`; they need ``pip install --no-deps
+gym-collision-avoidance==0.0.3`` for their weights).
 Anything else is a dotted path ``package.module:attribute`` (or ``package.module.attribute``) to
 a policy: a function (or any callable object) is used as it is, a class is instantiated with no
 arguments (``attribute()``) and the instance is the policy. With ``model`` the attribute is a
 *loader*, called as ``loader(model_path: str, env) -> policy`` (the saved-model loaders in
 ``orca_env.policies`` follow this interface). A spec that is an existing file or folder
 (``run/model.zip``, ``run/``) is a model for the default loader :data:`DEFAULT_LOADER`; the
-built-in names come first, so a folder called ``orca`` or ``random`` never shadows them (pass
+names come first, so a folder called ``orca`` or ``cadrl`` never shadows them (pass
 ``./orca`` for such a folder).
 
 Example (``mypolicies.py`` on the Python path, then ``--policy mypolicies:still``)::
@@ -53,6 +56,7 @@ the process. Only pass dotted paths to code you trust. Model files are loaded by
 from __future__ import annotations
 
 import importlib
+import inspect
 import math
 import os
 import sys
@@ -71,6 +75,7 @@ from ..environment import OrcaEnv
 from ..files import atomic_write_text, remove_stale_temps
 from ..policies import TRAINED_DIR
 from ..render import require_imageio, require_pygame
+from ..training.run_folder import model_label  # the loaders name their policies with it too
 from .episode_log import EpisodeRecorder, check_size, replay, snapshot
 from .metrics import (
     METRICS,
@@ -86,7 +91,7 @@ from .social import DISCOMFORT_DISTANCE, PERSONAL_SPACE, SocialRecorder, check_p
 __all__ = ["EVAL_SEED_BASE", "EVAL_SEEDS", "DEFAULT_LOADER", "REPORT_FORMAT", "Policy",
            "OrcaPolicy", "RandomPolicy", "eval_seeds", "is_eval_seed", "resolve_policy",
            "run_episode", "evaluate", "prepare_out_dir", "check_extras", "policy_observation",
-           "policy_settings", "shipped_policies"]
+           "policy_settings", "shipped_policies", "NAMED_POLICIES", "is_named_policy"]
 
 #: First evaluation seed; episode k uses EVAL_SEED_BASE + k.
 EVAL_SEED_BASE = 10_000
@@ -126,14 +131,36 @@ def is_eval_seed(seed: int) -> bool:
 
 
 # -- policies (the built-ins live in orca_env.baselines) ----------------------------------------
+#: Policies known by name (``--policy NAME``): the class, or the ``module:class`` path of one
+#: loaded on first use, built with no arguments. ``cadrl`` and ``ga3c_cadrl`` are the published
+#: baselines of :mod:`orca_env.policies.cadrl` (their weights come from gym-collision-avoidance).
+#: The names come before files: a folder called ``orca`` or ``cadrl`` never shadows them.
+NAMED_POLICIES: dict[str, Any] = {
+    "orca": OrcaPolicy,
+    "random": RandomPolicy,
+    "cadrl": "orca_env.policies.cadrl:CadrlPolicy",
+    "ga3c_cadrl": "orca_env.policies.cadrl:Ga3cCadrlPolicy",
+}
+#: The env config keys a named policy needs (:func:`policy_settings`): the published
+#: baselines pick velocities.
+_NAMED_SETTINGS: dict[str, dict] = {"cadrl": {"action": "velocity"},
+                                    "ga3c_cadrl": {"action": "velocity"}}
+
+
+def is_named_policy(spec: Any, model: Any = None) -> bool:
+    """Whether ``spec`` is one of :data:`NAMED_POLICIES` (and no ``model`` is given)."""
+    return isinstance(spec, str) and model is None and spec in NAMED_POLICIES
+
+
 def _import_object(path: str) -> Any:
     mod_name, sep, attr = path.partition(":")
     if not sep:
         mod_name, _, attr = path.rpartition(".")
     if not mod_name or not attr:
-        raise ValueError(f"policy {path!r}: expected 'orca', 'random', a model file or run "
-                         f"folder, a shipped policy ({', '.join(shipped_policies())}) or a "
-                         f"dotted path 'package.module:attribute'")
+        raise ValueError(f"policy {path!r}: expected {', '.join(map(repr, NAMED_POLICIES))}, "
+                         f"a model file or run folder, a shipped policy "
+                         f"({', '.join(shipped_policies())}) or a dotted path "
+                         f"'package.module:attribute'")
     try:
         obj = importlib.import_module(mod_name)
     except ImportError as exc:
@@ -164,28 +191,13 @@ def _model_path(spec: str) -> str | None:
     return os.path.join(TRAINED_DIR, spec) if spec in shipped_policies() else None
 
 
-def model_label(path: str | os.PathLike) -> str:
-    """The label of a model file or run folder in tables, reports and video titles.
-
-    A run folder by its name, a run's ``model.zip`` by its folder's, another ``.zip`` by its
-    file name without the extension; a shipped policy is its folder, so ``generalist``. No
-    host paths: the same run gives the same label wherever it lies.
-    """
-    path = os.path.normpath(os.path.abspath(os.fspath(path)))
-    base, ext = os.path.splitext(os.path.basename(path))
-    if not os.path.isfile(path):
-        return os.path.basename(path)
-    if base == "model":
-        return os.path.basename(os.path.dirname(path))
-    return base if ext == ".zip" else os.path.basename(path)
-
-
 def resolve_policy(spec: Any, model: str | os.PathLike | None = None,
                    env: Any = None) -> tuple[Policy, str]:
     """Turn a policy spec into ``(policy, name)``.
 
     Args:
-        spec: ``"orca"``, ``"random"``, a callable policy, a dotted path to one, a dotted path
+        spec: A name of :data:`NAMED_POLICIES` (``"orca"``, ``"random"``, ``"cadrl"``,
+            ``"ga3c_cadrl"``), a callable policy, a dotted path to one, a dotted path
             to a loader (with ``model``), or a model file or run folder (loaded by
             :data:`DEFAULT_LOADER`); a shipped policy by its name (``generalist``), unless a
             file or folder of that name is in the working directory.
@@ -193,17 +205,16 @@ def resolve_policy(spec: Any, model: str | os.PathLike | None = None,
         env: The env, passed to a loader (for its spaces).
 
     Returns:
-        The policy and its label for the report: ``orca``, ``random`` and dotted paths as
+        The policy and its label for the report: names and dotted paths as
         given; a model file, run folder or shipped policy for the default loader (named or
         not) by :func:`model_label` (``generalist``, the run folder's name); another loader
         as ``loader(<model file name>)``; a callable by its ``name`` or ``__name__``.
     """
-    # The built-in names first: a folder called "orca" or "random" in the cwd (train.py writes
+    # The names first: a folder called "orca" or "random" in the cwd (train.py writes
     # runs/<x>/eval/orca/) must not shadow them.
-    if spec == "orca" and model is None:
-        return OrcaPolicy(), "orca"
-    if spec == "random" and model is None:
-        return RandomPolicy(), "random"
+    if is_named_policy(spec, model):
+        factory = NAMED_POLICIES[spec]
+        return (_import_object(factory) if isinstance(factory, str) else factory)(), spec
     path = _model_path(spec) if isinstance(spec, str) and model is None else None
     if path is not None:
         # A model file or a run folder (model.zip + normaliser), or a shipped policy's name,
@@ -221,17 +232,41 @@ def resolve_policy(spec: Any, model: str | os.PathLike | None = None,
     if model is not None:
         if not callable(obj):
             raise ValueError(f"loader {spec!r} is not callable")
+        _check_signature(obj, 2, f"loader {spec!r}", "loader(path, env) -> policy")
         policy = obj(os.fspath(model), env)
         name = (model_label(model) if spec == DEFAULT_LOADER
                 else f"{name}({os.path.basename(os.fspath(model))})")
     elif isinstance(obj, type):
+        _check_signature(obj, 0, f"policy class {spec!r}",
+                         "a class instantiated with no arguments")
         policy = obj()
     else:
         policy = obj
     if not callable(policy):
         raise ValueError(f"policy {spec!r} is not callable: expected "
                          f"policy(observations, env) -> actions")
+    _check_signature(policy, 2, f"policy {spec!r}", "policy(observations, env) -> actions")
     return policy, str(name)
+
+
+def _check_signature(obj: Any, n: int, what: str, expected: str) -> None:
+    """Refuse a callable that cannot be called with ``n`` positional arguments.
+
+    A plug-in with the wrong signature would otherwise fail with a ``TypeError`` deep in the
+    first episode. Callables whose signature Python cannot tell (some builtins) pass.
+
+    Raises:
+        ValueError: Naming ``what``, its signature and ``expected``.
+    """
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(*range(n))
+    except TypeError as exc:
+        raise ValueError(f"{what} has the signature {sig}, which cannot be called as "
+                         f"{expected} ({exc})") from None
 
 
 def policy_settings(spec: Any, model: str | os.PathLike | None = None) -> dict | None:
@@ -251,10 +286,12 @@ def policy_settings(spec: Any, model: str | os.PathLike | None = None) -> dict |
         model: As for :func:`resolve_policy`.
 
     Returns:
-        The settings, or ``None`` (built-in policies, plain callables, loaders without a hook).
+        The settings, or ``None`` (``orca``, ``random``, plain callables, loaders without a
+        hook); ``{"action": "velocity"}`` for ``cadrl`` and ``ga3c_cadrl``.
     """
-    if (spec in ("orca", "random") and model is None) or not isinstance(spec, str) \
-            and model is None:
+    if is_named_policy(spec, model):
+        return _NAMED_SETTINGS.get(spec)
+    if not isinstance(spec, str) and model is None:
         return None
     if isinstance(spec, str) and model is None:
         path = _model_path(spec)

@@ -23,8 +23,8 @@ class Circle(Scenario):
     ``jitter`` (metres, default 0: RVO2's exact layout) moves each start by up to ``jitter``
     along the circle and up to ``jitter`` radially, drawn from the env's ``np_random``, so that
     episodes of different seeds differ; goals stay the antipodes of the starts, so every path
-    still crosses the centre. Layouts in which two agents would overlap are redrawn (at most
-    100 tries, then ``SpawnError``).
+    still crosses the centre; it may be at most half of ``circle_radius``. Layouts in which two
+    agents would overlap are redrawn (at most 100 tries, then ``SpawnError``).
 
     Version History:
         v0: initial version (``jitter`` added later with a default that keeps the layout; crowd
@@ -41,6 +41,15 @@ class Circle(Scenario):
     CROWD_NOISE = 0.0  # Circle.cc sets no noise (Blocks.cc and Roadmap.cc do)
     DEFAULT_GROUPS = [dict(population="learned", count=25, on_goal="stay"),
                       dict(population="orca", count=225, on_goal="stay")]
+
+    def check_params(self) -> None:
+        """``jitter`` at most half of ``circle_radius``: each start stays on its side of the centre.
+
+        (A radial jitter past the radius would put starts across the centre or far outside the
+        world the circle sizes.)
+        """
+        self._require(self.jitter <= 0.5 * self.circle_radius, "jitter",
+                      f"at most half of circle_radius ({0.5 * self.circle_radius:g} m)")
 
     def build_world(self, rng):
         """An empty world sized to the circle."""

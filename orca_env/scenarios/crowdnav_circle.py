@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import RANDOM_RADIUS, RANDOM_SPEED, Scenario, SpawnError, World, sample_pairs
+from .base import (
+    RANDOM_RADIUS,
+    RANDOM_SPEED,
+    DiscGrid,
+    Scenario,
+    SpawnError,
+    World,
+    sample_pairs,
+)
 
 #: CrowdNav's seed of test case 0. Its ``CrowdSim.reset(phase='test')`` calls
 #: ``np.random.seed(counter_offset['test'] + case_counter['test'])`` with
@@ -219,26 +227,37 @@ class CrowdNavCircle(Scenario):
         goals = np.zeros((n, 2))
         starts[0] = self.robot_start()
         goals[0] = -starts[0]
+        # Starts (entry 2j) and goals (2j + 1) placed so far: each draw is measured against
+        # the nearby ones only (CrowdNav measures all: the same decisions, in O(n) not O(n^2)).
+        top = max(float(radii.max()), RANDOM_RADIUS[1] if randomized.any() else 0.0)
+        grid = DiscGrid(2 * n, top, self.discomfort_dist)
+        grid.add(np.stack([starts[0], goals[0]]), radii[[0, 0]])
         for h in range(1, n):
             if randomized[h]:
                 # Agent.sample_random_attributes: v_pref first, then the radius.
                 max_speeds[h] = rs.uniform(*RANDOM_SPEED)
                 radii[h] = rs.uniform(*RANDOM_RADIUS)
-            starts[h], goals[h] = self._crowdnav_human(rs, h, starts, goals, radii, max_speeds)
+            starts[h], goals[h] = self._crowdnav_human(rs, h, grid, radii, max_speeds)
+            grid.add(np.stack([starts[h], goals[h]]), radii[[h, h]])
         return starts, goals
 
-    def _crowdnav_human(self, rs, h, starts, goals, radii, v_pref):
-        """CrowdNav's ``generate_circle_crossing_human`` for slot ``h`` against slots ``< h``."""
+    def _crowdnav_human(self, rs, h, grid, radii, v_pref):
+        """CrowdNav's ``generate_circle_crossing_human`` for slot ``h`` against slots ``< h``.
+
+        ``grid`` (a :class:`~orca_env.scenarios.base.DiscGrid`) holds the starts (entry
+        ``2j``) and goals (``2j + 1``) of the slots ``< h``; a draw is refused when it is
+        closer than ``radii[h] + radii[j] + discomfort_dist`` to any of them, as CrowdNav's
+        loop over all of them refuses it.
+        """
         for _ in range(self.MAX_TRIES):
             angle = rs.random_sample() * np.pi * 2
             px_noise = (rs.random_sample() - 0.5) * v_pref[h]
             py_noise = (rs.random_sample() - 0.5) * v_pref[h]
             px = self.circle_radius * np.cos(angle) + px_noise
             py = self.circle_radius * np.sin(angle) + py_noise
-            for j in range(h):
-                min_dist = radii[h] + radii[j] + self.discomfort_dist
-                if _dist(px - starts[j, 0], py - starts[j, 1]) < min_dist or \
-                        _dist(px - goals[j, 0], py - goals[j, 1]) < min_dist:
+            for q in grid.near(px, py):
+                min_dist = radii[h] + radii[q // 2] + self.discomfort_dist
+                if _dist(px - grid.xy[q, 0], py - grid.xy[q, 1]) < min_dist:
                     break
             else:
                 return (px, py), (-px, -py)

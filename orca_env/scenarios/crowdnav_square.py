@@ -71,22 +71,30 @@ class CrowdNavSquare(CrowdNavCircle):
         return sample_pairs(rng, sim, radii, sampler, margin=self.discomfort_dist,
                             max_tries=self.MAX_TRIES, scenario=self.name)
 
-    def _crowdnav_human(self, rs, h, starts, goals, radii, v_pref):
-        """CrowdNav's ``generate_square_crossing_human`` for slot ``h`` against slots ``< h``."""
+    def _crowdnav_human(self, rs, h, grid, radii, v_pref):
+        """CrowdNav's ``generate_square_crossing_human`` for slot ``h`` against slots ``< h``.
+
+        ``grid`` holds the starts (entry ``2j``) and goals (``2j + 1``) of the slots ``< h``
+        (as for :class:`~orca_env.scenarios.crowdnav_circle.CrowdNavCircle`).
+        """
         w = self.square_width
         sign = -1 if rs.random_sample() > 0.5 else 1
-        start = self._draw_point(rs, h, starts, radii, w, sign, "start")
-        goal = self._draw_point(rs, h, goals, radii, w, -sign, "goal")
+        start = self._draw_point(rs, h, grid, 0, radii, w, sign, "start")
+        goal = self._draw_point(rs, h, grid, 1, radii, w, -sign, "goal")
         return start, goal
 
-    def _draw_point(self, rs, h, others, radii, w, sign, what):
-        """Draw ``(x, y)`` on the ``sign`` side until clear of ``others[:h]`` (CrowdNav's loop)."""
+    def _draw_point(self, rs, h, grid, parity, radii, w, sign, what):
+        """Draw ``(x, y)`` on the ``sign`` side until clear of earlier slots (CrowdNav's loop).
+
+        Clear of the starts (``parity`` 0) or goals (1) of the slots ``< h``; only the nearby
+        ones in ``grid`` are measured.
+        """
         for _ in range(self.MAX_TRIES):
             x = rs.random_sample() * w * 0.5 * sign
             y = (rs.random_sample() - 0.5) * w
-            for j in range(h):
-                if _dist(x - others[j, 0], y - others[j, 1]) < \
-                        radii[h] + radii[j] + self.discomfort_dist:
+            for q in grid.near(x, y):
+                if q % 2 == parity and _dist(x - grid.xy[q, 0], y - grid.xy[q, 1]) < \
+                        radii[h] + radii[q // 2] + self.discomfort_dist:
                     break
             else:
                 return x, y

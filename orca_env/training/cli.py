@@ -18,7 +18,13 @@ from ..argtypes import positive_int
 from ..configs import names
 from ..files import WriteError
 from .config import DEFAULT_CONFIG, TrainConfigError, resolve_config_path
-from .experiment import NoCheckpointError, TrainingInterrupted, resume_command, run_experiment
+from .experiment import (
+    NoCheckpointError,
+    TrainingInterrupted,
+    TrainingWriteError,
+    resume_command,
+    run_experiment,
+)
 from .model_files import MissingExtraError
 
 __all__ = ["EXIT_OK", "EXIT_FAILURE", "EXIT_USAGE", "build_parser", "main"]
@@ -80,11 +86,16 @@ def main(argv: list[str] | None = None, prog: str = "train.py") -> int:
     Returns:
         The exit code: :data:`EXIT_OK`; :data:`EXIT_FAILURE` if there is nothing to resume, or
         if stable-baselines3 or torch is missing (one line names the extra to install, as
-        ``orca-env eval`` does for the video extra); ``128 + signal`` (130 for Ctrl-C, 143 for
-        SIGTERM) when a signal stopped training, after saving a checkpoint (the lines printed
-        say where, and the command that resumes); :data:`EXIT_USAGE` when the config file is
-        missing or training refuses the config (one line on stderr). Bad arguments exit
-        through argparse (``SystemExit`` with code 2).
+        ``orca-env eval`` does for the video extra), or a file cannot be written (a full or
+        read-only disk: one line naming the file and what was kept; during training also the
+        newest complete checkpoint and the ``--resume`` command); ``128 + signal`` (130 for
+        Ctrl-C, 143 for SIGTERM) when a signal stopped training, after saving a checkpoint
+        (the lines printed say where, and the command that resumes); :data:`EXIT_USAGE` when
+        the config file is missing or unreadable, or training refuses the config, its seeds,
+        the ship name or the run folder (``--run-dir``, ``--runs-root``, ``--resume``: a
+        file, a read-only place, a folder of another run), all before anything is written
+        (one line on stderr). Bad arguments exit through argparse (``SystemExit`` with code
+        2).
     """
     args = build_parser(prog).parse_args(argv)
     try:
@@ -114,6 +125,17 @@ def main(argv: list[str] | None = None, prog: str = "train.py") -> int:
         return EXIT_FAILURE
     except NoCheckpointError as exc:
         print(exc, file=sys.stderr)
+        return EXIT_FAILURE
+    except TrainingWriteError as exc:  # a full disk during training: what is kept, and resume
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        if exc.checkpoint is None:
+            print(f"Training stopped at {exc.steps:,} steps with no complete checkpoint in the "
+                  f"run folder {exc.run_dir}: free some space and start again", flush=True)
+        else:
+            print(f"Training stopped at {exc.steps:,} steps; the newest complete checkpoint "
+                  f"{exc.checkpoint} is kept in the run folder {exc.run_dir}", flush=True)
+            print(f"Free some space, then resume with: {resume_command(prog, exc.run_dir)}",
+                  flush=True)
         return EXIT_FAILURE
     except WriteError as exc:  # a file not written completely (a full disk): its own line
         print(f"{prog}: error: {exc}", file=sys.stderr)

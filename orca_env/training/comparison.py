@@ -21,7 +21,7 @@ from orca_env.environment import OrcaEnv
 from orca_env.evaluation import episode_log, format_ci
 from orca_env.files import WriteError, atomic_write_text
 
-from .run_folder import COMPARISON_JSON, COMPARISON_TXT, EVAL_DIR
+from .run_folder import COMPARISON_JSON, COMPARISON_TXT, EVAL_DIR, model_label
 from .sb3.loader import load as load_sb3
 
 __all__ = ["without_safety_layer", "format_comparison", "compare"]
@@ -104,6 +104,9 @@ def compare(cfg: dict, run_dir: str, video: bool = True,
     out_dir = os.path.join(run_dir, EVAL_DIR)
     seeds = evaluation.eval_seeds(int(cfg["eval"]["n_episodes"]))
     trained = (load_sb3 if load is None else load)(run_dir)
+    # One label per policy (eval's, bench's): the run folder's name, in the reports, the logs
+    # and the video's title, whichever backend's loader loaded it.
+    name = model_label(run_dir)
     runs = [("trained+safety", "trained_safety", trained, cfg["env"]),
             ("pure ORCA", "orca", OrcaPolicy(), cfg["env"]),
             ("trained, no safety", "trained_no_safety", trained,
@@ -117,7 +120,8 @@ def compare(cfg: dict, run_dir: str, video: bool = True,
         # costs the video only, never a second evaluation.
         logs = 1 if want_video and sub == "trained_safety" else 0
         reports[label] = evaluation.evaluate(env_cfg, pol, seeds=seeds,
-                                             out_dir=os.path.join(out_dir, sub), logs=logs)
+                                             out_dir=os.path.join(out_dir, sub), logs=logs,
+                                             name=None if sub == "orca" else name)
         print(f"  evaluated {label!r} on {len(seeds)} seeds in {time.perf_counter() - t0:.1f} s")
         if logs:
             try:

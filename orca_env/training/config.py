@@ -16,7 +16,10 @@ A training config is YAML in rl-baselines3-zoo style; unknown keys are errors:
                     check_model_config: net_arch (layer sizes 1 .. 4096, at most 16 layers;
                     a list, or {pi, vf} for ppo and {pi, qf} for sac), activation_fn by name
                     (tanh, relu, elu, leaky_relu, gelu, silu), log_std_init and a few flags;
-                    classes (optimizer_class, features_extractor_class) are refused
+                    classes (optimizer_class, features_extractor_class) are refused;
+                    (rllib) RLlib DefaultModelConfig fields, checked alike: fcnet_hiddens and
+                    head_fcnet_hiddens (as net_arch), their activations by name, layernorm
+                    flags, free_log_std, log_std_clip_param, vf_share_layers (no initializers)
     torch_threads:  torch.set_num_threads (default: $ORCA_ENV_TORCH_THREADS if set, else 1;
                     see default_torch_threads)
     bootstrap:      (sb3) which truncated agent episodes PPO/SAC bootstrap from the value of the
@@ -60,7 +63,8 @@ __all__ = ["TrainConfigError", "DEFAULT_CONFIG", "REPO_ROOT", "DEFAULTS", "EVAL_
            "BACKEND_KEYS", "STAGE_KEYS", "BOOTSTRAP_MODES", "resolve_config_path",
            "load_train_config", "config_backend", "check_bootstrap", "check_rllib_config",
            "stage_schedule", "normalizes_observations", "policy_kwargs_from_config",
-           "check_model_config", "SB3_POLICY_KWARGS", "MAX_LAYER_WIDTH", "MAX_LAYERS",
+           "check_model_config", "SB3_POLICY_KWARGS", "RLLIB_POLICY_KWARGS", "MAX_LAYER_WIDTH",
+           "MAX_LAYERS",
            "THREADS_ENV", "default_torch_threads"]
 
 #: The default training config (a dense symmetric circle crossing where pure ORCA jams).
@@ -104,6 +108,14 @@ SB3_POLICY_KWARGS = {
     "sac": ("net_arch", "activation_fn", "log_std_init", "use_expln", "clip_mean", "n_critics",
             "share_features_extractor", "normalize_images"),
 }
+#: The RLlib ``DefaultModelConfig`` fields a config's ``policy_kwargs`` may set (backend
+#: rllib): plain data only (no initializer, which RLlib resolves by name or takes as a
+#: callable; no LSTM or convolution, which the flat observations do not use).
+RLLIB_POLICY_KWARGS = ("fcnet_hiddens", "fcnet_activation", "fcnet_use_layernorm",
+                       "head_fcnet_hiddens", "head_fcnet_activation", "head_fcnet_use_layernorm",
+                       "free_log_std", "log_std_clip_param", "vf_share_layers")
+#: The activations RLlib's torch models take by name.
+RLLIB_ACTIVATIONS = ("tanh", "relu", "elu", "silu", "swish", "linear")
 #: The sub-networks a ``net_arch`` mapping may name, per algorithm.
 _NET_ARCH_KEYS = {"ppo": ("pi", "vf"), "sac": ("pi", "qf")}
 #: Bounds of ``policy_kwargs.net_arch``: the widest layer and the most layers of a sub-network.
@@ -312,7 +324,8 @@ def check_model_config(cfg: dict, backend: str = "sb3", where: str | None = None
         cfg: The config (a mapping); ``algo`` defaults to ``ppo``, ``policy_kwargs`` and
             ``hyperparams`` to empty mappings.
         backend: ``sb3`` checks ``policy_kwargs`` as SB3's (:data:`SB3_POLICY_KWARGS`);
-            ``rllib`` leaves them to RLlib's ``DefaultModelConfig``.
+            ``rllib`` as RLlib's ``DefaultModelConfig`` fields (:data:`RLLIB_POLICY_KWARGS`:
+            layer sizes as ``net_arch``'s, activations by name, flags, no initializers).
         where: The file to name in messages (``None``: none, as training's messages).
 
     Raises:
@@ -330,6 +343,9 @@ def check_model_config(cfg: dict, backend: str = "sb3", where: str | None = None
         if not isinstance(cfg.get(key, {}), dict):
             raise fail(f"training config key {key!r} must be a mapping, got "
                        f"{_short(cfg.get(key))}")
+    if backend == "rllib":
+        _check_rllib_policy_kwargs(cfg.get("policy_kwargs", {}), fail)
+        return
     if backend != "sb3":
         return
     pk = cfg.get("policy_kwargs", {})
@@ -365,6 +381,43 @@ def check_model_config(cfg: dict, backend: str = "sb3", where: str | None = None
                        f"{_short(value)}")
 
 
+def _check_layer_sizes(name: str, sizes: Any, fail: Any) -> None:
+    """A list of at most :data:`MAX_LAYERS` integers in 1 .. :data:`MAX_LAYER_WIDTH`."""
+    if not isinstance(sizes, list) or len(sizes) > MAX_LAYERS:
+        raise fail(f"training config key {name!r} must be a list of at most {MAX_LAYERS} "
+                   f"layer sizes, got {_short(sizes)}")
+    for n in sizes:
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_LAYER_WIDTH:
+            raise fail(f"training config key {name!r}: layer sizes must be integers in "
+                       f"1 .. {MAX_LAYER_WIDTH}, got {_short(n)}")
+
+
+def _check_rllib_policy_kwargs(pk: dict, fail: Any) -> None:
+    """Backend rllib's ``policy_kwargs`` (RLlib's ``DefaultModelConfig``), as SB3's are checked."""
+    for key, value in pk.items():
+        name = f"policy_kwargs.{key}"
+        if key not in RLLIB_POLICY_KWARGS:
+            hint = (" (initializers cannot be named in a config)" if "initializer" in str(key)
+                    else "")
+            raise fail(f"training config key {name!r} is not an RLlib model setting a config "
+                       f"may set{hint}; valid: {list(RLLIB_POLICY_KWARGS)}")
+        if key.endswith("_hiddens"):
+            _check_layer_sizes(name, value, fail)
+        elif key.endswith("_activation"):
+            if not isinstance(value, str) or value not in RLLIB_ACTIVATIONS:
+                raise fail(f"training config key {name!r} must be one of "
+                           f"{list(RLLIB_ACTIVATIONS)}, got {_short(value)}")
+        elif key == "log_std_clip_param":
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and math.isfinite(value) and 0 < value <= 100
+            if not ok:
+                raise fail(f"training config key {name!r} must be a finite number in (0, 100], "
+                           f"got {_short(value)}")
+        elif not isinstance(value, bool):
+            raise fail(f"training config key {name!r} must be true or false, got "
+                       f"{_short(value)}")
+
+
 def _check_net_arch(value: Any, algo: str, fail: Any) -> None:
     """``policy_kwargs.net_arch``: a list of layer sizes, or a mapping of sub-networks to one."""
     subs = _NET_ARCH_KEYS[algo]
@@ -381,13 +434,7 @@ def _check_net_arch(value: Any, algo: str, fail: Any) -> None:
         raise fail(f"training config key 'policy_kwargs.net_arch' must be {form}, got "
                    f"{_short(value)}")
     for name, sizes in lists.items():
-        if not isinstance(sizes, list) or len(sizes) > MAX_LAYERS:
-            raise fail(f"training config key {name!r} must be a list of at most {MAX_LAYERS} "
-                       f"layer sizes, got {_short(sizes)}")
-        for n in sizes:
-            if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_LAYER_WIDTH:
-                raise fail(f"training config key {name!r}: layer sizes must be integers in "
-                           f"1 .. {MAX_LAYER_WIDTH}, got {_short(n)}")
+        _check_layer_sizes(name, sizes, fail)
 
 
 def _short(value: Any, limit: int = 80) -> str:

@@ -25,6 +25,7 @@ from .sb3.trainer import (
     SHIP_FILES,
     NoCheckpointError,
     TrainingInterrupted,
+    TrainingWriteError,
     check_training_seeds,
     find_checkpoint,
     make_training_env,
@@ -35,7 +36,8 @@ from .sb3.trainer import (
     training_seeds,
 )
 
-__all__ = ["NoCheckpointError", "TrainingInterrupted", "SHIP_FILES", "SHIP_EVAL_FILES",
+__all__ = ["NoCheckpointError", "TrainingInterrupted", "TrainingWriteError", "SHIP_FILES",
+           "SHIP_EVAL_FILES",
            "make_training_env", "training_seeds", "check_training_seeds", "find_checkpoint",
            "save_checkpoint", "train", "print_throughput", "ship", "run_experiment",
            "resume_command"]
@@ -84,6 +86,8 @@ def run_experiment(config: str | os.PathLike | None = None, *, run_dir: str | No
         NoCheckpointError: If ``resume`` holds no usable checkpoint or model.
         ValueError: On a config, seed or ship name that training refuses.
         TrainingInterrupted: On SIGINT or SIGTERM, after saving a checkpoint.
+        TrainingWriteError: When a file of the run cannot be written during training (a full
+            disk), naming the newest complete checkpoint to resume from.
     """
     backend = config_backend(os.path.join(resume, CONFIG_FILE) if resume else config)
     pipeline = rllib_trainer if backend == "rllib" else sb3_trainer

@@ -35,7 +35,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from orca_env.environment import parallel_env
-from orca_env.files import atomic_path
+from orca_env.files import (
+    MAX_MEMBER_BYTES,
+    ArchiveError,
+    atomic_path,
+    check_zip_members,
+    read_npz,
+)
 
 from .config import THREADS_ENV, default_torch_threads, policy_kwargs_from_config
 
@@ -46,7 +52,8 @@ __all__ = ["NORMALIZER_FORMAT", "REPLAY_BUFFER_FORMAT", "LegacyPickleError", "Mi
            "write_normalizer_stats", "save_normalizer", "load_normalizer", "apply_normalizer",
            "save_replay_buffer", "load_replay_buffer", "env_spaces", "build_policy",
            "load_policy_weights", "check_hyperparams", "restore_parameters", "save_model",
-           "check_checkpoint", "legacy_path", "legacy_normalizer_message"]
+           "check_checkpoint", "legacy_path", "legacy_normalizer_message",
+           "MODEL_DATA_MAX_BYTES", "MODEL_MEMBER_MAX_BYTES", "model_member_cap"]
 
 #: Version of the normaliser NPZ layout (its ``format`` entry).
 NORMALIZER_FORMAT = 1
@@ -168,16 +175,42 @@ class ModelFile(NamedTuple):
         return n
 
 
-def read_model_zip(path: str | os.PathLike, device: str = "cpu") -> ModelFile:
+#: The cap on a model zip's ``data`` member (SB3's JSON: hyperparameters and serialised spaces).
+MODEL_DATA_MAX_BYTES = 64 * 2**20
+#: The cap on each ``.pth`` member of a model zip when the network is not known
+#: (:data:`orca_env.files.MAX_MEMBER_BYTES`, 1 GiB: Adam's state of a network of about 130
+#: million parameters); a loader that has built the network passes :func:`model_member_cap`.
+MODEL_MEMBER_MAX_BYTES = MAX_MEMBER_BYTES
+
+
+def model_member_cap(module: Any) -> int:
+    """The most a model zip's ``.pth`` member may declare for the network ``module``.
+
+    The largest member is an optimizer's state (Adam keeps two moments per parameter): twice
+    the bytes of every parameter and buffer of ``module``, plus 16 MiB for torch's file format.
+    """
+    state = module.state_dict()
+    return 2 * sum(int(t.numel()) * t.element_size() for t in state.values()) + 16 * 2**20
+
+
+def read_model_zip(path: str | os.PathLike, device: str = "cpu",
+                   max_member_bytes: int = MODEL_MEMBER_MAX_BYTES) -> ModelFile:
     """Read a model zip's JSON and weights; nothing in it is unpickled.
+
+    Every member read is size-checked first (from the zip's directory, before anything is
+    inflated): ``data`` against :data:`MODEL_DATA_MAX_BYTES`, each ``.pth`` against
+    ``max_member_bytes``; so a small zip that would inflate to gigabytes is refused unread.
 
     Args:
         path: The model ``.zip``.
         device: Where the tensors go.
+        max_member_bytes: The cap of each ``.pth`` member (:func:`model_member_cap` of the
+            network the caller built, else :data:`MODEL_MEMBER_MAX_BYTES`).
 
     Raises:
         ValueError: If the file is not a readable model zip (truncated, not a zip, no
-            ``policy.pth``, a ``.pth`` member that is not plain tensors, bad JSON).
+            ``policy.pth``, a ``.pth`` member that is not plain tensors, bad JSON), or a member
+            it reads declares more than its cap (one line naming the file and the member).
     """
     import pickle  # noqa: PLC0415  (only for its exception class; nothing is unpickled)
 
@@ -189,6 +222,9 @@ def read_model_zip(path: str | os.PathLike, device: str = "cpu") -> ModelFile:
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
+            read = [n for n in names if n == "data" or n.endswith(".pth")]
+            check_zip_members(archive, {n: MODEL_DATA_MAX_BYTES if n == "data"
+                                        else max_member_bytes for n in read})
             data = json.loads(archive.read("data").decode("utf-8")) if "data" in names else {}
             for name in names:
                 if not name.endswith(".pth"):
@@ -199,10 +235,15 @@ def read_model_zip(path: str | os.PathLike, device: str = "cpu") -> ModelFile:
                     variables = obj or {}
                 else:
                     params[name[: -len(".pth")]] = obj
+    except ArchiveError as exc:
+        raise ValueError(f"model {path!r}: {exc}") from None
+    except MemoryError:
+        raise ValueError(f"model {path!r}: not enough memory to read it") from None
     except (OSError, EOFError, zipfile.BadZipFile, zipfile.LargeZipFile, RuntimeError,
-            pickle.UnpicklingError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            pickle.UnpicklingError, UnicodeDecodeError, json.JSONDecodeError,
+            RecursionError) as exc:
         raise ValueError(f"model {path!r} is not a readable model zip "
-                         f"({type(exc).__name__}: {exc})") from exc
+                         f"({type(exc).__name__}: {str(exc)[:300]})") from exc
     if not isinstance(data, dict):
         raise ValueError(f"model {path!r}: its 'data' member is not a JSON object")
     if not isinstance(params.get("policy"), dict):
@@ -259,37 +300,34 @@ NORMALIZER_MAX_BYTES = 64 * 2**20
 
 
 def _read_npz(path: str, what: str, fmt: int, legacy_message: str,
-              max_bytes: int | None = None) -> dict:
+              max_bytes: int = MAX_MEMBER_BYTES,
+              shapes: dict[str, tuple[int, ...]] | None = None) -> dict:
     """The arrays of one of our NPZ files (never a pickle), checked for its ``format`` number.
 
-    With ``max_bytes``, every member's declared size is checked before anything is read, so a
-    small file that inflates to gigabytes (a zip bomb) is refused without being unpacked.
+    Every member's declared size (and ``.npy`` header: shape times item size, and ``shapes``
+    where given) is checked against ``max_bytes`` before it is read
+    (:func:`orca_env.files.read_npz`), so a small file that inflates to gigabytes (a zip bomb)
+    is refused without being unpacked.
 
     Raises:
         LegacyPickleError: If ``path`` is a ``.pkl`` (``legacy_message`` says why and how).
         ValueError: If the file is not a readable NPZ of format ``fmt``, declares a member over
-            ``max_bytes``, or holds a member that is not a ``.npy`` array.
+            ``max_bytes`` or of another shape than ``shapes`` says, or holds a member that is
+            not a ``.npy`` array; one line naming the file and the member.
     """
     if path.endswith(".pkl"):
         raise LegacyPickleError(legacy_message)
     try:
-        if max_bytes is not None:
-            with zipfile.ZipFile(path) as zf:
-                for info in zf.infolist():
-                    if info.file_size > max_bytes:
-                        raise ValueError(f"member {info.filename!r} declares {info.file_size} "
-                                         f"bytes, over the {max_bytes} a {what} may hold")
-        with np.load(path, allow_pickle=False) as z:
-            raw = {k: z[k] for k in z.files}
+        raw = read_npz(path, max_bytes=max_bytes, shapes=shapes)
+    except ArchiveError as exc:
+        raise ValueError(f"{what} {path!r}: {exc}") from None
     except (OSError, EOFError, ValueError, zipfile.BadZipFile, MemoryError) as exc:
         raise ValueError(f"{what} {path!r} is not a readable NPZ "
                          f"({type(exc).__name__}: {exc})") from exc
-    bad = [k for k, v in raw.items() if not isinstance(v, np.ndarray)]
-    if bad:  # numpy returns a member that is no .npy file as bytes
-        raise ValueError(f"{what} {path!r}: member {bad[0]!r} is not a .npy array")
     if raw.get("format", np.array(-1)).shape != () or int(raw["format"]) != fmt:
         raise ValueError(f"{what} {path!r}: 'format' must be {fmt}, got {raw.get('format')!r}")
     return raw
+
 
 def load_normalizer(path: str | os.PathLike) -> dict[str, Any]:
     """Read a normaliser NPZ (``allow_pickle=False``).
@@ -383,9 +421,14 @@ def load_replay_buffer(buffer: Any, path: str | os.PathLike) -> None:
             ``buffer_size``, ``n_envs`` or observation shape).
     """
     path = os.fspath(path)
+    # The model's buffer says what each array must be: shapes checked from the headers, and
+    # no member may be larger than the largest of them (a zip bomb is refused unread).
+    shapes = {k: tuple(getattr(buffer, k).shape) for k in _BUFFER_ARRAYS
+              if getattr(buffer, k, None) is not None}
+    cap = max([getattr(buffer, k).nbytes for k in shapes] + [2**20])
     raw = _read_npz(path, "replay buffer", REPLAY_BUFFER_FORMAT,
                     f"refusing to load the legacy replay buffer {path!r}: it is a pickle, and "
-                    f"loading a pickle runs any code in it")
+                    f"loading a pickle runs any code in it", max_bytes=cap, shapes=shapes)
     for key in _BUFFER_ARRAYS:
         mine = getattr(buffer, key, None)
         if mine is None:

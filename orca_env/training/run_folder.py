@@ -55,10 +55,10 @@ __all__ = ["MODEL_FILE", "CONFIG_FILE", "NAME_FILE", "COMMAND_FILE", "GIT_FILE",
            "VECNORMALIZE_FILE", "REPLAY_BUFFER_FILE", "TRAIN_STATS_FILE", "CHECKPOINT_DIR",
            "CHECKPOINT_PREFIX", "TB_DIR", "EVAL_DIR", "COMPARISON_TXT", "COMPARISON_JSON",
            "RUN_NAME", "CHECKPOINT_ZIP", "SHIP_NAME", "git_info", "new_run_dir",
-           "check_new_run_dir", "run_name",
+           "check_new_run_dir", "check_creatable", "run_name",
            "check_ship_name", "write_run_info", "RLLIB_CHECKPOINT_DIR", "RLLIB_WEIGHTS_FILE",
            "checkpoint_steps", "model_siblings",
-           "checkpoint_candidates", "latest_checkpoint", "resolve_model"]
+           "checkpoint_candidates", "latest_checkpoint", "resolve_model", "model_label"]
 
 MODEL_FILE = "model.zip"
 CONFIG_FILE = "config.yaml"
@@ -135,6 +135,28 @@ def check_new_run_dir(run_dir: str) -> None:
         raise TrainConfigError(f"--run-dir {run_dir!r} exists and is not a folder")
 
 
+def check_creatable(folder: str, option: str) -> None:
+    """Refuse a folder that cannot be created (or written into), before a run starts.
+
+    The nearest part of ``folder`` that exists must be a folder this process may write into
+    (a read-only filesystem says no even to root); a file on the way is refused.
+
+    Raises:
+        TrainConfigError: Naming ``option``, the folder and what is in the way.
+    """
+    here = os.path.abspath(folder)
+    while not os.path.lexists(here):
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    if not os.path.isdir(here):
+        raise TrainConfigError(f"{option} {folder!r}: {here!r} is a file, not a folder")
+    if not os.access(here, os.W_OK | os.X_OK):
+        raise TrainConfigError(f"{option} {folder!r}: cannot write into {here!r} (read-only "
+                               f"or no permission)")
+
+
 def run_name(run_dir: str) -> str:
     """The config name of a run folder: ``name.txt`` if written, else parsed from the folder name.
 
@@ -144,8 +166,9 @@ def run_name(run_dir: str) -> str:
     """
     path = os.path.join(run_dir, NAME_FILE)
     if os.path.isfile(path):
-        with open(path, encoding="utf-8") as fh:
-            name = fh.read().strip()
+        with open(path, "rb") as fh:
+            # Bytes that are not UTF-8 stay visible (as escapes) for check_ship_name to refuse.
+            name = fh.read(4096).decode("utf-8", errors="backslashreplace").strip()
         if name:
             return name
     base = os.path.basename(os.path.normpath(run_dir))
@@ -181,7 +204,7 @@ def write_run_info(run_dir: str, cfg: dict, config_name: str) -> None:
     command = os.path.join(run_dir, COMMAND_FILE)
     history = ""
     if os.path.isfile(command):
-        with open(command, encoding="utf-8") as fh:
+        with open(command, encoding="utf-8", errors="replace") as fh:
             history = fh.read()
         if history and not history.endswith("\n"):
             history += "\n"
@@ -243,6 +266,24 @@ def latest_checkpoint(run_dir: str) -> tuple[str, str, str] | None:
     """
     found = checkpoint_candidates(run_dir)
     return found[0] if found else None
+
+
+def model_label(path: str | os.PathLike) -> str:
+    """The label of a model file or run folder in tables, reports, logs and video titles.
+
+    A run folder by its name, a run's ``model.zip`` by its folder's, another ``.zip`` by its
+    file name without the extension; a shipped policy is its folder, so ``generalist``. No
+    host paths: the same run gives the same label wherever it lies. ``orca-env eval`` and
+    ``bench`` label a model with it (:func:`orca_env.evaluation.suite.resolve_policy`), and
+    the loaders name the policies they load with it, so a run has one label everywhere.
+    """
+    path = os.path.normpath(os.path.abspath(os.fspath(path)))
+    base, ext = os.path.splitext(os.path.basename(path))
+    if not os.path.isfile(path):
+        return os.path.basename(path)
+    if base == "model":
+        return os.path.basename(os.path.dirname(path))
+    return base if ext == ".zip" else os.path.basename(path)
 
 
 def resolve_model(path: str | os.PathLike) -> tuple[str, str | None, str]:

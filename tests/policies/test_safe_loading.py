@@ -246,5 +246,5 @@ def test_a_normaliser_member_that_is_not_npy_or_inflates_is_refused(tmp_path):
     with zipfile.ZipFile(bomb, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("obs_mean.npy", b"\0" * (model_files.NORMALIZER_MAX_BYTES + 1))
     assert bomb.stat().st_size < 1_000_000  # small on disk, large when read
-    with pytest.raises(ValueError, match="declares .* bytes, over the"):
+    with pytest.raises(ValueError, match="member 'obs_mean.npy' declares .* over its cap"):
         model_files.load_normalizer(str(bomb))

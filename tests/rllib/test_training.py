@@ -6,6 +6,8 @@ that is already running and leaves it running.
 
 import json
 import os
+import shutil
+import zipfile
 
 import numpy as np
 import pytest
@@ -80,6 +82,27 @@ def test_train_py_then_orca_env_eval(ray_session, tmp_path, capsys):
     assert code == 0
     report = json.loads((out_dir / "metrics.json").read_text())
     assert len(report["episodes"]) == 2
+
+    # Issue 27: a downloaded RLlib run gets training's model-config rules and bounded reads.
+    from orca_env.policies.rllib import load
+
+    bad = tmp_path / "poisoned"
+    shutil.copytree(run_dir, bad)
+    cfg = yaml.safe_load((bad / "config.yaml").read_text())
+    cfg["policy_kwargs"]["fcnet_hiddens"] = [200_000_000, 64]
+    (bad / "config.yaml").write_text(yaml.safe_dump(cfg))
+    with pytest.raises(ValueError, match=r"config.yaml: training config key "
+                                         r"'policy_kwargs.fcnet_hiddens': layer sizes"):
+        load(bad)
+    shutil.copy(run_dir / "config.yaml", bad / "config.yaml")
+    with zipfile.ZipFile(run_dir / "rllib_module.npz") as z:
+        names = z.namelist()
+    with zipfile.ZipFile(bad / "rllib_module.npz", "w", zipfile.ZIP_DEFLATED) as z:
+        for name in names:
+            z.writestr(name, b"\0" * 2**21)  # 2 MiB each: over any weight of this network
+    with pytest.raises(ValueError, match=r"rllib_module.npz': member '.*\.npy' declares 2097152 "
+                                         r"bytes \(2.0 MiB\) inflated, over its cap"):
+        load(bad)
 
 
 def test_same_seed_same_weights(ray_session, tmp_path):

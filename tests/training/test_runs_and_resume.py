@@ -53,13 +53,17 @@ def test_ship_refuses_a_name_that_is_not_a_bare_folder_name(name, tmp_path):
     assert not (tmp_path / "trained").exists()
 
 
-def test_resume_with_ship_refuses_a_traversing_name_before_training(run, tmp_path):
+def test_resume_with_ship_refuses_a_traversing_name_before_training(run, tmp_path, capsys):
+    # Issue 27, item 15: a traceback before; now train.py's one line, exit 2.
     (run / "name.txt").write_text("/../../../tmp/x\n")
     before = (run / "command.txt").read_text()
-    with pytest.raises(ValueError, match=r"run name '/\.\./\.\./\.\./tmp/x'"):
-        main(["--resume", str(run), "--n-timesteps", "640", "--no-eval", "--no-progress",
-              "--ship"])
+    assert main(["--resume", str(run), "--n-timesteps", "640", "--no-eval", "--no-progress",
+                 "--ship"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "run name '/../../../tmp/x' cannot name a shipped" in err
     assert (run / "command.txt").read_text() == before  # nothing ran, nothing was written
+    with pytest.raises(ValueError, match=r"run name '/\.\./\.\./\.\./tmp/x'"):
+        run_experiment(resume=str(run), n_timesteps=640, evaluate=False, ship_result=True)
     assert check_ship_name("circle_ppo-v1.2") == "circle_ppo-v1.2"
 
 
@@ -86,7 +90,7 @@ def test_resume_applies_the_evaluation_seed_guard(run):
     (run / "config.yaml").write_text(yaml.safe_dump(cfg))
     before = (run / "command.txt").read_text()
     with pytest.raises(ValueError, match="evaluation seeds"):
-        main(["--resume", str(run), "--n-timesteps", "640", "--no-eval", "--no-progress"])
+        run_experiment(resume=str(run), n_timesteps=640, evaluate=False, progress_bar=False)
     assert (run / "command.txt").read_text() == before
 
 

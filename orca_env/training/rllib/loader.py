@@ -10,10 +10,12 @@ network from ``config.yaml`` (RLlib's PPO module class, the env config's spaces 
 What is trusted: the installed ray and orca-env packages (their code builds the network).
 What is read from the run folder: ``config.yaml`` through the strict YAML loader
 (``orca_env.config.load_yaml``: plain data) and ``rllib_module.npz`` through
-``np.load(allow_pickle=False)`` (plain arrays, whose names and shapes must match the rebuilt
-network's). Nothing is unpickled: ``rllib_checkpoint/`` (RLlib's ``class_and_ctor_args.pkl``
-and state pickles, which run code when loaded) is never opened here; load it with RLlib's
-``Algorithm.from_checkpoint`` only if you trust its author.
+:func:`orca_env.files.read_npz` (plain arrays, whose names and shapes must match the rebuilt
+network's, checked from their headers before anything is inflated); ``policy_kwargs`` are
+checked by training's own validator (:func:`orca_env.training.config.check_model_config`)
+before RLlib builds anything. Nothing is unpickled: ``rllib_checkpoint/`` (RLlib's
+``class_and_ctor_args.pkl`` and state pickles, which run code when loaded) is never opened
+here; load it with RLlib's ``Algorithm.from_checkpoint`` only if you trust its author.
 
 Actions are the mean of the Gaussian the module outputs (``deterministic=True``, for
 evaluation) or samples from it drawn with ``numpy`` from ``seed``, clipped to the action box.
@@ -32,12 +34,15 @@ Example::
 from __future__ import annotations
 
 import os
+import zipfile
 from typing import Any
 
 import numpy as np
 
 from orca_env.config import load_yaml
+from orca_env.files import ArchiveError, read_npz
 
+from ..config import check_model_config
 from ..model_files import set_inference_threads
 from ..run_folder import CONFIG_FILE, RLLIB_WEIGHTS_FILE
 from ..sb3.loader import check_env
@@ -118,8 +123,10 @@ def load(path: str | os.PathLike, deterministic: bool = True, env: Any = None,
     Raises:
         ImportError: If ray[rllib] or torch is missing (the message names the extra).
         FileNotFoundError: If the weights or ``config.yaml`` are missing.
-        ValueError: If the config is not an RLlib one, or the weights do not fit the network
-            rebuilt from it (names or shapes), or the env's observations do not fit, or
+        ValueError: If the config is not an RLlib one or breaks training's rules for the model
+            (``algo``, ``policy_kwargs``: one line naming the file and the key), or the weights
+            do not fit the network rebuilt from it (names, shapes, finite floats), or the
+            env's observations do not fit, or
             ``torch_threads`` is not a positive integer, ``"auto"`` or ``None``.
     """
     path = os.fspath(path)
@@ -137,22 +144,38 @@ def load(path: str | os.PathLike, deterministic: bool = True, env: Any = None,
     if not isinstance(config, dict) or config.get("backend") != "rllib":
         raise ValueError(f"{cfg_path}: not a config of backend rllib (backend "
                          f"{config.get('backend') if isinstance(config, dict) else None!r})")
+    # Training's own rules for the keys that build the network, before RLlib builds anything.
+    check_model_config(config, "rllib", where=cfg_path)
+    if not isinstance(config.get("env"), dict):
+        raise ValueError(f"{cfg_path}: training config key 'env' must be a mapping (the env "
+                         f"config the module was trained on)")
     import torch  # noqa: PLC0415
 
     set_inference_threads(torch_threads)
     module = module_spec(config, inference_only=True).build()
-    with np.load(weights, allow_pickle=False) as npz:
-        arrays = {k: npz[k] for k in npz.files}
     own = module.state_dict()
+    # The rebuilt network says what each array is: names and shapes are checked from the
+    # .npy headers before anything is inflated (a small file claiming gigabytes is refused
+    # unread), and no member may be larger than the largest weight.
+    shapes = {k: tuple(v.shape) for k, v in own.items()}
+    cap = max([v.numel() * v.element_size() for v in own.values()] + [2**20])
+    try:
+        arrays = read_npz(weights, list(own), max_bytes=cap, shapes=shapes)
+    except ArchiveError as exc:
+        raise ValueError(f"{weights!r}: {exc} (the network rebuilt from {cfg_path})") from None
+    except (OSError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{weights!r} is not a readable NPZ ({type(exc).__name__}: "
+                         f"{exc})") from None
     missing = sorted(set(own) - set(arrays))
     if missing:
         raise ValueError(f"{weights!r} lacks the weights {missing[:3]} of the network rebuilt "
                          f"from {cfg_path}")
-    for k, v in own.items():
-        if tuple(arrays[k].shape) != tuple(v.shape):
-            raise ValueError(f"{weights!r}: weight {k!r} has shape {arrays[k].shape}, the "
-                             f"network rebuilt from {cfg_path} wants {tuple(v.shape)}")
-    module.load_state_dict({k: torch.as_tensor(arrays[k]) for k in own})
+    for k in own:
+        if arrays[k].dtype.kind != "f" or not np.isfinite(arrays[k]).all():
+            raise ValueError(f"{weights!r}: weight {k!r} must hold finite floats, got "
+                             f"dtype {arrays[k].dtype}")
+    module.load_state_dict({k: torch.as_tensor(arrays[k], dtype=v.dtype)
+                            for k, v in own.items()})
     module.eval()
     if env is not None:  # the same checks as for SB3 models
         check_env(module, config, env, weights)

@@ -45,15 +45,16 @@ from typing import Any
 import numpy as np
 
 from orca_env.evaluation import is_eval_seed
-from orca_env.files import atomic_write_text
+from orca_env.files import atomic_path, atomic_write_text
 
 from ..comparison import compare as compare_policies
-from ..config import DEFAULT_CONFIG, check_rllib_config, load_train_config
+from ..config import DEFAULT_CONFIG, TrainConfigError, check_rllib_config, load_train_config
 from ..run_folder import (
     CONFIG_FILE,
     RLLIB_CHECKPOINT_DIR,
     RLLIB_WEIGHTS_FILE,
     TRAIN_STATS_FILE,
+    check_creatable,
     check_new_run_dir,
     new_run_dir,
     run_name,
@@ -73,9 +74,8 @@ def save_module_weights(algo: Any, path: str) -> None:
     weights = algo.learner_group.get_weights(module_ids=[SHARED_MODULE_ID])[SHARED_MODULE_ID]
     arrays = {k: np.asarray(v.detach().cpu().numpy() if hasattr(v, "detach") else v)
               for k, v in weights.items()}
-    tmp = path + ".tmp.npz"
-    np.savez(tmp, **arrays)
-    os.replace(tmp, path)
+    with atomic_path(path, suffix=".npz") as tmp:
+        np.savez(tmp, **arrays)
 
 
 def agent_steps_sampled(result: dict) -> int:
@@ -174,12 +174,38 @@ def run_experiment(config: str | os.PathLike | None = None, *, run_dir: str | No
         ValueError: On a config or seed training refuses, or on ``resume`` / ``ship_result``
             (not supported by this backend yet).
     """
+    require_ray("training with backend rllib")
+    try:  # whatever refuses the run does so here, before the run folder is made
+        cfg, run_dir, config_name = _prepare(config, run_dir, runs_root, resume, n_timesteps,
+                                             n_envs, seed, eval_episodes, ship_result,
+                                             num_env_runners)
+    except TrainConfigError:
+        raise
+    except ValueError as exc:
+        raise TrainConfigError(str(exc)) from exc
+    write_run_info(run_dir, cfg, config_name)
+    print(f"Run folder: {run_dir}")
+    t_all = time.perf_counter()
+    stats = train(cfg, run_dir, progress_bar=progress_bar)
+    stats["algo"] = cfg["algo"]
+    atomic_write_text(os.path.join(run_dir, TRAIN_STATS_FILE), json.dumps(stats, indent=1))
+    results = compare(cfg, run_dir, video=video) if evaluate else None
+    print(f"Training throughput: {stats['samples_per_second']:,.0f} agent samples/s with "
+          f"{cfg['num_env_runners']} env runner(s) x {cfg['n_envs']} env(s) "
+          f"({stats['timesteps']:,} samples in {stats['wall_seconds']:.0f} s).")
+    print(f"Total wall time {time.perf_counter() - t_all:.0f} s; run folder {run_dir} "
+          f"(config {run_name(run_dir)}, {CONFIG_FILE}, {RLLIB_WEIGHTS_FILE})")
+    return {"run_dir": run_dir, "stats": stats, "results": results}
+
+
+def _prepare(config, run_dir, runs_root, resume, n_timesteps, n_envs, seed, eval_episodes,
+             ship_result, num_env_runners):
+    """What :func:`run_experiment` checks before it writes: ``(cfg, run_dir, config_name)``."""
     if resume:
         raise ValueError(f"--resume {resume!r}: resuming is not supported for backend rllib yet "
                          f"(its RLlib checkpoint is in {RLLIB_CHECKPOINT_DIR}/)")
     if ship_result:
         raise ValueError("--ship: shipping is not supported for backend rllib yet")
-    require_ray("training with backend rllib")
     cfg_path = config or DEFAULT_CONFIG
     cfg = load_train_config(cfg_path, n_timesteps=n_timesteps, n_envs=n_envs, seed=seed,
                             num_env_runners=num_env_runners)
@@ -198,18 +224,8 @@ def run_experiment(config: str | os.PathLike | None = None, *, run_dir: str | No
     config_name = os.path.splitext(os.path.basename(os.fspath(cfg_path)))[0]
     if run_dir is not None:
         check_new_run_dir(run_dir)  # never mix two runs in one folder
+        check_creatable(run_dir, "--run-dir")
     else:
+        check_creatable(runs_root, "--runs-root")
         run_dir = new_run_dir(cfg, os.fspath(cfg_path), runs_root)
-    write_run_info(run_dir, cfg, config_name)
-    print(f"Run folder: {run_dir}")
-    t_all = time.perf_counter()
-    stats = train(cfg, run_dir, progress_bar=progress_bar)
-    stats["algo"] = cfg["algo"]
-    atomic_write_text(os.path.join(run_dir, TRAIN_STATS_FILE), json.dumps(stats, indent=1))
-    results = compare(cfg, run_dir, video=video) if evaluate else None
-    print(f"Training throughput: {stats['samples_per_second']:,.0f} agent samples/s with "
-          f"{cfg['num_env_runners']} env runner(s) x {cfg['n_envs']} env(s) "
-          f"({stats['timesteps']:,} samples in {stats['wall_seconds']:.0f} s).")
-    print(f"Total wall time {time.perf_counter() - t_all:.0f} s; run folder {run_dir} "
-          f"(config {run_name(run_dir)}, {CONFIG_FILE}, {RLLIB_WEIGHTS_FILE})")
-    return {"run_dir": run_dir, "stats": stats, "results": results}
+    return cfg, run_dir, config_name

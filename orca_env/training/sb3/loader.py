@@ -45,7 +45,7 @@ from orca_env.config import load_config, load_yaml, policy_settings, universal_o
 
 from .. import model_files
 from ..config import check_model_config, normalizes_observations
-from ..run_folder import CHECKPOINT_DIR, resolve_model
+from ..run_folder import CHECKPOINT_DIR, model_label, resolve_model
 
 __all__ = ["SB3Policy", "load", "check_env", "normalizes_observations",
            "convert_legacy_normalizer"]
@@ -159,6 +159,9 @@ class SB3Policy:
 
     Attributes:
         env_config: The env config the model was trained on (``None`` if unknown).
+        name: The policy's label in reports and video titles: :func:`load` sets the run's
+            (:func:`orca_env.training.run_folder.model_label`), as eval and bench label it;
+            ``"sb3"`` for a policy built otherwise.
     """
 
     name = "sb3"
@@ -258,14 +261,18 @@ def load(path: str | os.PathLike, deterministic: bool = True, device: str = "cpu
     policy = model_files.build_policy(config, obs_space, act_space, device=device)
     if env is not None:
         check_env(policy, config, env, model_path)
-    model_files.load_policy_weights(policy, model_files.read_model_zip(model_path, device=device))
+    # The members may declare what this network's weights and optimizer state need, no more.
+    model_files.load_policy_weights(policy, model_files.read_model_zip(
+        model_path, device=device, max_member_bytes=model_files.model_member_cap(policy)))
     obs_rms, clip_obs, eps = None, 10.0, 1e-8
     if stats is not None:
         if stats["norm_obs"]:
             obs_rms = (stats["obs_mean"], stats["obs_var"])
         clip_obs, eps = stats["clip_obs"], stats["epsilon"]
-    return SB3Policy(policy, obs_rms=obs_rms, clip_obs=clip_obs, epsilon=eps,
-                     deterministic=deterministic, config=config)
+    loaded = SB3Policy(policy, obs_rms=obs_rms, clip_obs=clip_obs, epsilon=eps,
+                       deterministic=deterministic, config=config)
+    loaded.name = model_label(path)  # as eval and bench label it: the run's, not "sb3"
+    return loaded
 
 
 def convert_legacy_normalizer(pkl: str | os.PathLike, out: str | os.PathLike | None = None

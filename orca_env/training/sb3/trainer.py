@@ -21,7 +21,7 @@ import time
 import warnings
 
 from orca_env.evaluation import is_eval_seed
-from orca_env.files import atomic_write_text
+from orca_env.files import WriteError, atomic_write_text
 from orca_env.policies import TRAINED_DIR
 
 from .. import model_files
@@ -47,18 +47,21 @@ from ..run_folder import (
     TB_DIR,
     TRAIN_STATS_FILE,
     VECNORMALIZE_FILE,
+    check_creatable,
     check_new_run_dir,
     check_ship_name,
     checkpoint_candidates,
+    latest_checkpoint,
     model_siblings,
     new_run_dir,
     run_name,
     write_run_info,
 )
 
-__all__ = ["NoCheckpointError", "TrainingInterrupted", "SHIP_FILES", "SHIP_EVAL_FILES",
+__all__ = ["NoCheckpointError", "TrainingInterrupted", "TrainingWriteError", "SHIP_FILES",
+           "SHIP_EVAL_FILES",
            "make_training_env", "training_seeds", "check_training_seeds", "find_checkpoint",
-           "save_checkpoint", "train", "print_throughput", "ship", "run_experiment"]
+           "save_checkpoint", "steps_to_run", "train", "print_throughput", "ship", "run_experiment"]
 
 #: Files of a run that :func:`ship` copies (run folder, then its ``eval/``).
 SHIP_FILES = (MODEL_FILE, CONFIG_FILE, VECNORMALIZE_FILE, GIT_FILE, COMMAND_FILE)
@@ -91,6 +94,27 @@ class TrainingInterrupted(Exception):
         name = signal.Signals(self.signum).name
         super().__init__(f"training stopped by {name}" + (
             f"; checkpoint {checkpoint}" if checkpoint else ""))
+
+
+class TrainingWriteError(WriteError):
+    """Training stopped because a file of the run could not be written (a full disk).
+
+    The message is the :class:`~orca_env.files.WriteError`'s one line (the file, the cause,
+    what was kept). The run folder holds every checkpoint completed before it: atomic writes
+    leave no partial one.
+
+    Attributes:
+        run_dir: The run folder (what ``--resume`` takes).
+        steps: The step count training had reached.
+        checkpoint: The newest complete checkpoint (or final model) in the run folder, the one
+            ``--resume`` continues from; ``None`` if there is none.
+    """
+
+    def __init__(self, exc: WriteError, run_dir: str, steps: int) -> None:
+        super().__init__(exc.errno, exc.message, exc.filename)
+        self.run_dir, self.steps = run_dir, int(steps)
+        newest = latest_checkpoint(run_dir)
+        self.checkpoint = newest[0] if newest else None
 
 
 def make_training_env(cfg: dict):
@@ -267,6 +291,59 @@ def _checkpoint_callback(cfg: dict, run_dir: str, venv):
     return _Checkpoint(max(cfg["checkpoint_freq"] // venv.num_envs, 1))
 
 
+def steps_to_run(model, remaining: int) -> tuple[int, int]:
+    """The entry-steps ``model.learn(remaining)`` really takes, and the unit it takes them in.
+
+    SB3 stops only between rollouts: PPO and A2C collect ``n_steps`` steps of every env row per
+    rollout, an off-policy algorithm ``train_freq`` steps of every row (with a step unit), and
+    ``learn`` goes on while fewer than ``remaining`` were taken. So ``remaining`` is rounded up
+    to whole rollouts (the default config's 1,500,000 are 184 rollouts of 8,192: 1,507,328).
+
+    Returns:
+        ``(steps, unit)``: the steps that will run and the rollout's size (``n_envs`` when the
+        rollout counts episodes, whose length is not known in advance: then ``steps`` is a
+        lower bound).
+    """
+    if remaining <= 0:
+        return 0, 1
+    n_envs = int(model.n_envs)
+    n_steps = getattr(model, "n_steps", None)
+    freq = getattr(model, "train_freq", None)
+    if n_steps is not None:  # on-policy
+        unit = int(n_steps) * n_envs
+    elif freq is not None and getattr(freq.unit, "value", None) == "step":
+        unit = int(freq.frequency) * n_envs
+    else:
+        unit = n_envs
+    return -(-int(remaining) // unit) * unit, unit
+
+
+def _progress_callback(model, remaining: int):
+    """SB3's progress bar (tqdm with rich) counting the entry-steps that will really run.
+
+    SB3's own bar counts up to ``remaining`` and then past it to the end of the last rollout
+    (issue 25: ``1,507,328/1,500,000``); this one's total is :func:`steps_to_run`, a line says
+    when that differs from ``remaining``, and the count never passes the total (a rollout
+    counted in episodes may run longer than known in advance: the bar then stays full).
+    """
+    from stable_baselines3.common import callbacks  # noqa: PLC0415
+
+    total, unit = steps_to_run(model, remaining)
+    if total != remaining:
+        print(f"Training {total:,} entry-steps: {remaining:,} rounded up to whole rollouts of "
+              f"{unit:,} (SB3 stops between rollouts)", flush=True)
+
+    class _Progress(callbacks.ProgressBarCallback):
+        def _on_training_start(self) -> None:
+            self.pbar = callbacks.tqdm(total=total)
+
+        def _on_step(self) -> bool:
+            self.pbar.update(min(self.training_env.num_envs, total - self.pbar.n))
+            return True
+
+    return _Progress()
+
+
 def _entry_label(cfg: dict, k: int) -> str:
     """A mixture entry in messages: its config's name if it is one, else ``#k``."""
     name = cfg["env"]["mixture"][k].get("config")
@@ -440,7 +517,8 @@ def train(cfg: dict, run_dir: str, resume: tuple[str, ...] | None = None,
         run_dir: The run folder.
         resume: ``(model zip, vecnormalize npz, replay buffer npz)`` to continue from (see
             :func:`find_checkpoint`); the replay buffer is optional.
-        progress_bar: Show SB3's progress bar.
+        progress_bar: Show SB3's progress bar, its total the entry-steps that will really run
+            (:func:`steps_to_run`: whole rollouts).
         built: ``(model, venv, base)`` already built from ``cfg`` and ``resume``
             (:func:`run_experiment` builds them before it writes the run folder).
 
@@ -449,6 +527,9 @@ def train(cfg: dict, run_dir: str, resume: tuple[str, ...] | None = None,
             config, or the checkpoint does not fit it.
         FileNotFoundError: On resume, if ``cfg`` normalises and the normaliser is missing.
         TrainingInterrupted: On SIGINT or SIGTERM, after saving the checkpoint.
+        TrainingWriteError: When a checkpoint, its siblings or the final model cannot be
+            written (a full disk); it names the file, the newest complete checkpoint and the
+            run folder to resume.
     """
     if built is None:
         check_training_seeds(cfg)
@@ -466,11 +547,12 @@ def train(cfg: dict, run_dir: str, resume: tuple[str, ...] | None = None,
     try:
         if remaining > 0:
             with stopper:
-                model.learn(total_timesteps=remaining,
-                            callback=[_checkpoint_callback(cfg, run_dir, venv),
-                                      _stages_callback(cfg, base), stopper.callback()],
-                            progress_bar=progress_bar, reset_num_timesteps=resume is None,
-                            tb_log_name=cfg["algo"])
+                callback = [_checkpoint_callback(cfg, run_dir, venv),
+                            _stages_callback(cfg, base), stopper.callback()]
+                if progress_bar:  # SB3's bar, counting the steps that will really run
+                    callback.append(_progress_callback(model, remaining))
+                model.learn(total_timesteps=remaining, callback=callback, progress_bar=False,
+                            reset_num_timesteps=resume is None, tb_log_name=cfg["algo"])
         wall = time.perf_counter() - t0
         if stopper.signum is not None:
             path = save_checkpoint(model, venv, run_dir)
@@ -478,6 +560,8 @@ def train(cfg: dict, run_dir: str, resume: tuple[str, ...] | None = None,
         norm_path, buffer_path = model_siblings(os.path.join(run_dir, MODEL_FILE))
         _save_siblings(model, venv, norm_path, buffer_path)
         model_files.save_model(model, os.path.join(run_dir, MODEL_FILE))
+    except WriteError as exc:  # a full disk at a checkpoint or the final model
+        raise TrainingWriteError(exc, run_dir, model.num_timesteps) from exc
     finally:
         venv.close()
     done = model.num_timesteps - start_steps
@@ -560,6 +644,41 @@ def ship(run_dir: str, name: str, trained_dir: str | None = None) -> str:
     return dest
 
 
+def _prepare(config, run_dir, runs_root, resume, n_timesteps, n_envs, seed, eval_episodes,
+             ship_result):
+    """Everything :func:`run_experiment` checks and builds before it writes the run folder.
+
+    Returns:
+        ``(cfg, run_dir, config_name, resume_from, built)``.
+    """
+    resume_from = None
+    if resume:
+        run_dir = resume
+        cfg = load_train_config(os.path.join(run_dir, CONFIG_FILE), n_timesteps=n_timesteps)
+        config_name = run_name(run_dir)
+    else:
+        cfg_path = config or DEFAULT_CONFIG
+        cfg = load_train_config(cfg_path, n_timesteps=n_timesteps, n_envs=n_envs, seed=seed)
+        config_name = os.path.splitext(os.path.basename(cfg_path))[0]
+    if eval_episodes is not None:
+        cfg["eval"]["n_episodes"] = eval_episodes
+    model_files.check_hyperparams(cfg["algo"], cfg["hyperparams"])  # a misspelt name
+    if ship_result:
+        check_ship_name(config_name)  # before hours of training, not after
+    check_training_seeds(cfg)
+    if resume:
+        check_creatable(run_dir, "--resume")
+        resume_from, _ = find_checkpoint(run_dir, cfg)
+    elif run_dir is not None:
+        check_new_run_dir(run_dir)  # before anything is built or written
+        check_creatable(run_dir, "--run-dir")
+    else:
+        check_creatable(runs_root, "--runs-root")
+        run_dir = new_run_dir(cfg, cfg_path, runs_root)
+    built = _build(cfg, run_dir, resume_from)
+    return cfg, run_dir, config_name, resume_from, built
+
+
 def run_experiment(config: str | os.PathLike | None = None, *, run_dir: str | None = None,
                    runs_root: str = "runs", resume: str | None = None,
                    n_timesteps: int | None = None, n_envs: int | None = None,
@@ -579,38 +698,24 @@ def run_experiment(config: str | os.PathLike | None = None, *, run_dir: str | No
     Raises:
         ImportError: If stable-baselines3 or torch is missing (the message names the extra).
         NoCheckpointError: If ``resume`` holds no usable checkpoint or model.
-        ValueError: On a config, seed or ship name that training refuses.
+        TrainConfigError: On a config, seed, ship name or run folder that training refuses
+            (a ``ValueError``; raised before the run folder is made or changed).
         TrainingInterrupted: On SIGINT or SIGTERM, after saving a checkpoint.
+        TrainingWriteError: When a checkpoint or the final model cannot be written (a full
+            disk).
     """
     if num_env_runners is not None:
         raise ValueError(f"num_env_runners={num_env_runners!r}: only backend rllib has env "
                          f"runners")
     model_files.require_train_extra("training")
-    resume_from = None
-    if resume:
-        run_dir = resume
-        cfg = load_train_config(os.path.join(run_dir, CONFIG_FILE), n_timesteps=n_timesteps)
-        config_name = run_name(run_dir)
-    else:
-        cfg_path = config or DEFAULT_CONFIG
-        cfg = load_train_config(cfg_path, n_timesteps=n_timesteps, n_envs=n_envs, seed=seed)
-        config_name = os.path.splitext(os.path.basename(cfg_path))[0]
-    if eval_episodes is not None:
-        cfg["eval"]["n_episodes"] = eval_episodes
-    try:  # a misspelt hyperparameter is a config error: before the run folder is made
-        model_files.check_hyperparams(cfg["algo"], cfg["hyperparams"])
-    except ValueError as exc:
+    try:  # whatever refuses the run does so here, before the run folder is made or changed
+        cfg, run_dir, config_name, resume_from, built = _prepare(
+            config, run_dir, runs_root, resume, n_timesteps, n_envs, seed, eval_episodes,
+            ship_result)
+    except TrainConfigError:
+        raise
+    except ValueError as exc:  # the seeds, the ship name, what SB3 rejects: a config error
         raise TrainConfigError(str(exc)) from exc
-    if ship_result:
-        check_ship_name(config_name)  # before hours of training, not after
-    check_training_seeds(cfg)
-    if resume:
-        resume_from, _ = find_checkpoint(run_dir, cfg)
-    elif run_dir is not None:
-        check_new_run_dir(run_dir)  # before anything is built or written
-    else:
-        run_dir = new_run_dir(cfg, cfg_path, runs_root)
-    built = _build(cfg, run_dir, resume_from)
     try:
         write_run_info(run_dir, cfg, config_name)
     except BaseException:
