@@ -59,6 +59,7 @@ def _env_kernels() -> list:
 
     from . import frames, guidance, sensors, step  # noqa: PLC0415
     from .behaviours import social_force  # noqa: PLC0415
+    from .core import discgrid  # noqa: PLC0415
     from .core.simulator import core_kernels  # noqa: PLC0415
     from .pipeline import WorldBatch  # noqa: PLC0415
     from .stages import run_worlds  # noqa: PLC0415
@@ -68,11 +69,15 @@ def _env_kernels() -> list:
     def arr(dtype, ndim, readonly=False):
         return nt.Array(dtype, ndim, "C", readonly=readonly)
 
-    F1, F2, I1, B1 = arr(f8, 1), arr(f8, 2), arr(i8, 1), arr(b1, 1)
+    F1, F2, I1, I2, B1 = arr(f8, 1), arr(f8, 2), arr(i8, 1), arr(i8, 2), arr(b1, 1)
     F1r, F2r = arr(f8, 1, True), arr(f8, 2, True)  # WorldBatch's read-only properties
     return core_kernels(step=False) + [
         (run_worlds, WorldBatch.kernel_types()),
         (step.clip_actions, (F2, b1)),
+        # the scenarios' placement (core.discgrid.DiscGrid)
+        (discgrid._grid_add, (F2, F1, f8, I1, I1, F2, F1, I2, i8)),
+        (discgrid._grid_clear, (F2, f8, f8, f8, I1, I1, F2, F1, I2, B1)),
+        (discgrid._grid_near, (f8, f8, f8, I1, I1, I2)),
         # heuristic actions (EnvState.heuristic_actions)
         (step.goal_velocities, (I1, F2r, F2r, F1r, F2)),
         (frames._axes, (F2, b1, F2)),

@@ -92,7 +92,8 @@ def _grid_near(x, y, cell, head, nxt, ij):  # pragma: no cover (numba)
                 if ij[q, 0] == i and ij[q, 1] == j:
                     if m == out.shape[0]:
                         bigger = np.empty(2 * m, dtype=np.int64)
-                        bigger[:m] = out
+                        for c in range(m):  # a loop: a slice copy compiles numba's error text
+                            bigger[c] = out[c]
                         out = bigger
                     out[m] = q
                     m += 1
