@@ -98,7 +98,8 @@ def _env_kernels() -> list:
 
 families.register_family(
     "env", "the env's step pipeline (every scenario, kinematics model, sensor and reward), "
-    "its obstacle, guidance and social-force kernels and the core's", 25.0, _env_kernels)
+    "its placement, obstacle, guidance and social-force kernels and the core's", 30.0,
+    _env_kernels)
 
 
 def check_seed(name: str, seed: Any, allow_list: bool = True) -> None:

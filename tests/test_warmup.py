@@ -164,15 +164,25 @@ def test_the_env_notice_says_what_before_compiling_and_not_when_warm(warmed, tmp
     assert NOTICE not in warm.stderr
 
 
-def test_the_metrics_notice_appears_with_a_fresh_cache_only(tmp_path):
+def test_the_core_and_metrics_notices_appear_with_a_fresh_cache_only(tmp_path):
     cache = tmp_path / "numba_cache"
-    code = ("import numpy as np\n"
+    code = ("import sys\n"
+            "import numpy as np\n"
+            "from orca_env.core import Simulator\n"
             "from orca_env.evaluation.social import SocialRecorder\n"
+            "sim = Simulator()\n"
+            "sim.add_agents(np.array([[0.0, 0.0], [4.0, 0.0]]))\n"
+            "sim.step()\n"
+            "sim.step()\n"
+            "print('stepped', file=sys.stderr)\n"
             "SocialRecorder(np.zeros((2, 2)), np.ones(2, bool), np.array([0, 1]), np.ones(2),"
             " np.array([0]), 0.25, learned_code=0)\n")
     cold = _run(["-c", code], cache)
     assert cold.returncode == 0, cold.stderr
-    notices = [ln for ln in cold.stderr.splitlines() if ln.startswith(NOTICE)]
-    assert len(notices) == 1 and "the evaluation's crowd metrics" in notices[0]
+    lines = cold.stderr.splitlines()
+    notices = [ln for ln in lines if ln.startswith(NOTICE)]
+    assert len(notices) == 2, lines
+    assert "the ORCA core" in notices[0] and lines.index(notices[0]) < lines.index("stepped")
+    assert "the evaluation's crowd metrics" in notices[1]
     warm = _run(["-c", code], cache)
     assert warm.returncode == 0 and NOTICE not in warm.stderr

@@ -33,8 +33,8 @@ class Family:
     Attributes:
         name: Its name (``core``, ``env``, ``metrics``).
         what: What it compiles, for the notice (a phrase: "the env's step pipeline ...").
-        cpu_seconds: Its cold compile on an idle 2-core machine, CPU seconds (measured with
-            ``benchmarks/bench_compile.py``), for the notice.
+        cpu_seconds: Its cold compile on an idle 2-core machine (load about 1), seconds, as
+            measured for the notice (``docs/environment.md``, "Compilation").
         kernels: Returns the ``(dispatcher, argument types)`` pairs of the family (called
             lazily: the types may need the modules that build the arrays). Families may
             share kernels (the env's include the core's it calls).

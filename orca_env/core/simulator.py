@@ -765,7 +765,13 @@ class Simulator:
         return self._agent_params
 
     def step(self):
-        """Advance the simulation by one time step (RVO2's ``doStep``)."""
+        """Advance the simulation by one time step (RVO2's ``doStep``).
+
+        The first step of a process compiles the core's kernels when numba's cache lacks them,
+        after a line on stderr saying so (:mod:`orca_env.core.families`).
+        """
+        if _CORE_PENDING:
+            _ensure_core()
         n = self._n
         obst = tuple(self._index())
         pos = self._pos[:n]
@@ -1038,3 +1044,12 @@ def core_kernels(step=True):
 families.register_family(
     "core", "the ORCA core (step, multi-threaded step, kd-tree, obstacles, queries)", 12.0,
     core_kernels)
+
+#: Whether this process has yet to ensure the core family (checked by every step, once true).
+_CORE_PENDING = True
+
+
+def _ensure_core():
+    global _CORE_PENDING
+    _CORE_PENDING = False
+    families.ensure("core")

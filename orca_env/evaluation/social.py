@@ -424,4 +424,4 @@ def _metric_kernels() -> list:
 
 
 families.register_family("metrics", "the evaluation's crowd metrics (clearance, time to "
-                         "collision)", 2.0, _metric_kernels)
+                         "collision)", 1.0, _metric_kernels)

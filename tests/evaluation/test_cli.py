@@ -25,9 +25,9 @@ def test_python_m_orca_env_help_lists_the_subcommands():
     out = run([sys.executable, "-m", "orca_env", "--help"])
     assert out.returncode == 0, out.stderr
     assert "usage: python -m orca_env" in out.stdout
-    for name in ("train", "eval", "replay", "bench"):
+    for name in ("train", "eval", "replay", "bench", "warmup"):
         assert name in out.stdout
-    assert [c.name for c in COMMANDS] == ["train", "eval", "replay", "bench"]
+    assert [c.name for c in COMMANDS] == ["train", "eval", "replay", "bench", "warmup"]
 
 
 def test_version(capsys):
