@@ -125,7 +125,10 @@ def cache_location(name: str | None = None) -> str:
         path = fams[0].resolved()[0][0]._cache.cache_path
     except Exception:  # noqa: BLE001  (numba internals differ between versions)
         return "numba's default cache (__pycache__ beside the package's modules)"
-    return f"{path} (and the other __pycache__ folders of the package)"
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if os.path.commonpath([package, os.path.abspath(path)]) == package:
+        return f"the __pycache__ folders in {package}"
+    return path  # numba's per-user folder, where the package is not writable
 
 
 def notice(fam: Family) -> str:
