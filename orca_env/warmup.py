@@ -89,7 +89,7 @@ def warmup(names, *, check: bool = False, quiet: bool = False, stream=None) -> i
                 seen.add((id(d), sig))
                 pairs.append((name, d, sig))
     where = families.cache_location()
-    todo = {(id(d), sig) for _, d, sig in pairs if families._cached(d, sig) is False}
+    todo = {(id(d), sig) for _, d, sig in pairs if families.cached(d, sig) is False}
     if check:
         for name, d, sig in pairs:
             if (id(d), sig) in todo:
@@ -101,7 +101,7 @@ def warmup(names, *, check: bool = False, quiet: bool = False, stream=None) -> i
     t0 = time.perf_counter()
     for k, (name, d, sig) in enumerate(pairs, 1):
         # Cached or not now: compiling one kernel compiles the kernels it calls.
-        state = "compiling" if families._cached(d, sig) is False else "loading"
+        state = "compiling" if families.cached(d, sig) is False else "loading"
         msg = (f"[warmup] {k}/{len(pairs)} kernels  {name}: {_kernel_name(d)} ({state})  "
                f"{time.perf_counter() - t0:.1f}s elapsed")
         if tty:
@@ -112,8 +112,6 @@ def warmup(names, *, check: bool = False, quiet: bool = False, stream=None) -> i
         d.compile(sig)
     if tty:
         out.write("\n")
-    for name in names:
-        families._ensured.add(name)
     hint = "" if os.environ.get("NUMBA_CACHE_DIR") else " (set NUMBA_CACHE_DIR to move it)"
     print(f"warmup: {len(pairs)} kernels ({', '.join(names)}) ready in "
           f"{time.perf_counter() - t0:.1f} s, {len(todo)} of them compiled; cache: {where}{hint}",

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Family", "register_family", "families", "family", "missing", "ensure",
+__all__ = ["Family", "register_family", "families", "family", "cached", "missing", "ensure",
            "cache_location", "notice"]
 
 
@@ -84,7 +84,7 @@ def family(name: str) -> Family:
                          f"{', '.join(_FAMILIES) or 'none'}") from None
 
 
-def _cached(dispatcher: Any, sig: tuple) -> bool | None:
+def cached(dispatcher: Any, sig: tuple) -> bool | None:
     """Whether ``dispatcher`` has ``sig`` in memory or in numba's disk cache (None: unknown).
 
     Reads numba's cache index (``Dispatcher._cache``), a numba internal: when it cannot be
@@ -107,7 +107,7 @@ def missing(name: str) -> list[tuple[Any, tuple]]:
 
     Pairs whose cache state cannot be read count as present (nothing to announce).
     """
-    return [(d, s) for d, s in family(name).resolved() if _cached(d, s) is False]
+    return [(d, s) for d, s in family(name).resolved() if cached(d, s) is False]
 
 
 def cache_location(name: str | None = None) -> str:
