@@ -78,12 +78,13 @@ def warmup(names, *, check: bool = False, quiet: bool = False, stream=None) -> i
     import importlib  # noqa: PLC0415
 
     out = sys.stderr if stream is None else stream
+    names = list(dict.fromkeys(names))
     for name in names:
         importlib.import_module(FAMILY_MODULES[name])
     from .core import families  # noqa: PLC0415
 
     pairs, seen = [], set()
-    for name in names:  # a family's included families first, each kernel once
+    for name in names:  # each kernel once (the env's family has the core's queries too)
         for d, sig in families.family(name).resolved():
             if (id(d), sig) not in seen:
                 seen.add((id(d), sig))
