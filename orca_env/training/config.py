@@ -66,8 +66,8 @@ __all__ = ["TrainConfigError", "DEFAULT_CONFIG", "REPO_ROOT", "DEFAULTS", "EVAL_
            "load_train_config", "config_backend", "check_bootstrap", "check_rllib_config",
            "stage_schedule", "normalizes_observations", "policy_kwargs_from_config",
            "check_model_config", "check_extractor", "extractor_arguments", "EXTRACTORS",
-           "EXTRACTOR_DEFAULTS", "EXTRACTOR_NORMALIZE_REASON", "SB3_POLICY_KWARGS", "RLLIB_POLICY_KWARGS", "MAX_LAYER_WIDTH",
-           "MAX_LAYERS",
+           "EXTRACTOR_DEFAULTS", "EXTRACTOR_NORMALIZE_REASON", "SB3_POLICY_KWARGS",
+           "RLLIB_POLICY_KWARGS", "MAX_LAYER_WIDTH", "MAX_LAYERS",
            "THREADS_ENV", "default_torch_threads"]
 
 #: The default training config (a dense symmetric circle crossing where pure ORCA jams).

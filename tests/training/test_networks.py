@@ -1,4 +1,4 @@
-"""The crowd networks (DeepSets, SARL): invariances, padding, the YAML selection, the safe loader."""
+"""The crowd networks (DeepSets, SARL): invariances, padding, YAML selection, the safe loader."""
 
 import numpy as np
 import pytest

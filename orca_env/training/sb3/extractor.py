@@ -34,4 +34,5 @@ class CrowdExtractor(BaseFeaturesExtractor):
         self.encoder = encoder
 
     def forward(self, observations: torch.Tensor) -> torch.Tensor:
+        """Features (B, features_dim) of observations (B, D)."""
         return self.encoder(observations)
