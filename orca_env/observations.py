@@ -101,7 +101,7 @@ Stall time (``observation.stall: true``, either layout)
 -------------------------------------------------------
 One more feature before the time (last without it): how long the agent has been slow, its
 stall detector's count of consecutive steps below ``stall.speed_fraction`` of its max speed away
-from its goal (reset to 0 by one fast step), over ``stall.window``, clipped to [0, 1]
+from its goal (0 again once it moves or arrives), over ``stall.window``, clipped to [0, 1]
 (:data:`STALL_FEATURE`): 0 while it moves, 1 once the detector flags it stalled. The rest of
 the observation shows the agent's speed now, not how long it has been stuck, which decides
 whether waiting is still worth it. Off by default, so existing policies keep their observation.

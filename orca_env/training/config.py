@@ -119,8 +119,8 @@ EXTRACTORS = ("mlp", "deepsets", "sarl")
 #: ``policy_kwargs.extractor_kwargs`` of each crowd network and their defaults (layer sizes as
 #: ``net_arch``'s; see :class:`orca_env.training.networks.CrowdEncoder`).
 EXTRACTOR_DEFAULTS: dict[str, dict[str, Any]] = {
-    "deepsets": {"embed": [64, 64], "segment": [32, 32], "pooling": "mean"},
-    "sarl": {"embed": [64, 64], "attention": [64], "value": [64], "segment": [32, 32],
+    "deepsets": {"embed": [64, 32], "segment": [32, 32], "pooling": "mean"},
+    "sarl": {"embed": [64, 32], "attention": [32], "value": [32], "segment": [32, 32],
              "pooling": "mean", "global_state": True},
 }
 #: Why the crowd networks need raw observations (the message of the error, and the docs').

@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import torch
+import torch.nn.functional as F  # noqa: N812
 from torch import nn
 
 from orca_env.observations import OWN, PER_AGENT, PER_SEGMENT
@@ -66,13 +67,33 @@ def split_observation(obs: torch.Tensor, num_agents: int, num_obstacles: int
 
 
 def _masked_pool(x: torch.Tensor, mask: torch.Tensor, mean: bool) -> torch.Tensor:
-    """Sum (or mean) of ``x`` (B, N, F) over the slots where ``mask`` (B, N) holds; 0 if none."""
-    x = torch.where(mask.unsqueeze(-1), x, torch.zeros((), dtype=x.dtype))
-    total = x.sum(dim=1)
+    """Sum (or mean) of ``x`` (B, N, F) over the slots where ``mask`` (B, N) is 1; 0 if none.
+
+    ``x`` must be finite (padded slots' inputs are zeroed first), so that ``0 * x`` is 0.
+    """
+    total = torch.einsum("bn,bnf->bf", mask, x)
     if not mean:
         return total
-    count = mask.sum(dim=1, keepdim=True).clamp(min=1).to(x.dtype)
-    return total / count
+    return total / mask.sum(dim=1, keepdim=True).clamp(min=1.0)
+
+
+def _pair_layer(layer: nn.Linear, own: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
+    """``layer([own, slot_i])`` for every slot (B, N, out), the own part computed once per row.
+
+    The same as applying ``layer`` to the concatenation (a linear map of a concatenation is the
+    sum of the maps of its parts), without building it ``N`` times.
+    """
+    n_own = own.shape[1]
+    w = layer.weight
+    return F.linear(slots, w[:, n_own:]) + F.linear(own, w[:, :n_own], layer.bias).unsqueeze(1)
+
+
+def _pair_mlp(seq: nn.Sequential, own: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
+    """``seq([own, slot_i])`` for every slot, its first layer by :func:`_pair_layer`."""
+    x = _pair_layer(seq[0], own, slots)
+    for layer in seq[1:]:
+        x = layer(x)
+    return x
 
 
 class CrowdEncoder(nn.Module):
@@ -86,18 +107,21 @@ class CrowdEncoder(nn.Module):
         embed: hidden sizes of ``phi`` (deepsets) or ``MLP_e`` (sarl), input ``[s, h_i]``.
         segment: hidden sizes of ``psi`` (both), input ``[s, w_j]``.
         attention: (sarl) hidden sizes of ``MLP_a`` (a last layer of width 1 follows).
-        value: (sarl) sizes of ``MLP_v``.
+        value: (sarl) sizes of ``MLP_v``. With one layer (linear) it is applied after the
+            weighted sum, which is the same function: ``sum_i alpha_i (W e_i + b) =
+            W (sum_i alpha_i e_i) + b sum_i alpha_i``.
         pooling: (deepsets) ``"mean"`` or ``"sum"`` over the present slots.
         global_state: (sarl) score ``[e_i, g]`` (True, CrowdNav's ``with_global_state``) or
             ``e_i`` alone.
 
     Attributes:
         out_dim: The length of the features.
+        own_dim: The length of the own block ``s``.
     """
 
     def __init__(self, obs_size: int, num_agents: int, num_obstacles: int, kind: str = "sarl",
-                 embed: Sequence[int] = (64, 64), segment: Sequence[int] = (32, 32),
-                 attention: Sequence[int] = (64,), value: Sequence[int] = (64,),
+                 embed: Sequence[int] = (64, 32), segment: Sequence[int] = (32, 32),
+                 attention: Sequence[int] = (32,), value: Sequence[int] = (32,),
                  pooling: str = "mean", global_state: bool = True) -> None:
         super().__init__()
         if kind not in ("deepsets", "sarl"):
@@ -127,35 +151,44 @@ class CrowdEncoder(nn.Module):
         self.psi = mlp([own + PER_SEGMENT, *segment]) if m else None
         self.out_dim = own + crowd + (segment[-1] if m else 0)
 
-    def _pairs(self, own: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
-        """``[s, x_i]`` for every slot: (B, N, own + slot width)."""
-        n = slots.shape[1]
-        return torch.cat([own.unsqueeze(1).expand(-1, n, -1), slots], dim=2)
-
     def forward(self, obs: torch.Tensor) -> torch.Tensor:
         """Features (B, out_dim) of observations (B, D)."""
         own, nbr, seg = split_observation(obs, self.num_agents, self.num_obstacles)
-        mask = nbr[..., PER_AGENT - 1] > 0.5
-        pairs = self._pairs(own, nbr)
+        present = nbr[..., PER_AGENT - 1] > 0.5
+        mask = present.to(obs.dtype)
+        # Padded slots' values never reach the output (nor, as NaN or inf, a product with 0).
+        nbr = torch.where(present.unsqueeze(-1), nbr, torch.zeros((), dtype=obs.dtype))
         if self.kind == "deepsets":
-            crowd = _masked_pool(self.phi(pairs), mask, self.mean)
+            crowd = _masked_pool(_pair_mlp(self.phi, own, nbr), mask, self.mean)
         else:
-            e = self.embed(pairs)                                     # (B, K, E)
-            if self.global_state:
+            e = _pair_mlp(self.embed, own, nbr)                      # (B, K, E)
+            if self.global_state:  # score [e_i, g], the g part once per row
                 g = _masked_pool(e, mask, True)
-                e_in = torch.cat([e, g.unsqueeze(1).expand_as(e)], dim=2)
+                first = self.attention[0]
+                n_e = e.shape[2]
+                x = F.linear(e, first.weight[:, :n_e]) + \
+                    F.linear(g, first.weight[:, n_e:], first.bias).unsqueeze(1)
+                for layer in self.attention[1:]:
+                    x = layer(x)
+                scores = x.squeeze(-1)                               # (B, K)
             else:
-                e_in = e
-            scores = self.attention(e_in).squeeze(-1)                 # (B, K)
-            scores = scores.masked_fill(~mask, float("-inf"))
+                scores = self.attention(e).squeeze(-1)
+            scores = scores.masked_fill(~present, float("-inf"))
             top = scores.max(dim=1, keepdim=True).values
             top = torch.where(torch.isfinite(top), top, torch.zeros_like(top))
-            w = torch.where(mask, torch.exp(scores - top), torch.zeros_like(scores))
-            alpha = w / w.sum(dim=1, keepdim=True).clamp(min=1e-30)   # 0 where none present
+            w = torch.exp(scores - top) * mask                       # exp(-inf) = 0
+            alpha = w / w.sum(dim=1, keepdim=True).clamp(min=1e-30)  # 0 where none present
             self.last_attention = alpha.detach()
-            crowd = _masked_pool(alpha.unsqueeze(-1) * self.value(e), mask, False)
+            if len(self.value) == 1:  # linear: pool first (same function, K times cheaper)
+                lin = self.value[0]
+                crowd = F.linear(_masked_pool(e, alpha, False), lin.weight) + \
+                    alpha.sum(dim=1, keepdim=True) * lin.bias
+            else:
+                crowd = _masked_pool(self.value(e), alpha, False)
         parts = [own, crowd]
         if self.psi is not None:
-            smask = seg[..., PER_SEGMENT - 1] > 0.5
-            parts.append(_masked_pool(self.psi(self._pairs(own, seg)), smask, self.mean))
+            spresent = seg[..., PER_SEGMENT - 1] > 0.5
+            seg = torch.where(spresent.unsqueeze(-1), seg, torch.zeros((), dtype=obs.dtype))
+            parts.append(_masked_pool(_pair_mlp(self.psi, own, seg),
+                                      spresent.to(obs.dtype), self.mean))
         return torch.cat(parts, dim=1)

@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 import orca_env  # noqa: E402
 from orca_env.observations import OWN, PER_AGENT, PER_SEGMENT  # noqa: E402
 from orca_env.training.config import TrainConfigError, load_train_config  # noqa: E402
-from orca_env.training.networks import CrowdEncoder  # noqa: E402
+from orca_env.training.networks import CrowdEncoder, split_observation  # noqa: E402
 
 K, M, EXTRA = 5, 3, 2
 D = OWN + PER_AGENT * K + PER_SEGMENT * M + EXTRA
@@ -111,6 +111,44 @@ def test_no_neighbour_present_gives_finite_features_and_gradients(kind, kw):
     assert all(torch.isfinite(p.grad).all() for p in net.parameters() if p.grad is not None)
 
 
+def _reference(net, x):
+    """The module docstring's formulas written out, one row and one present slot at a time."""
+    own, nbr, seg = split_observation(x, K, M)
+    rows = []
+    for b in range(x.shape[0]):
+        s = own[b]
+        hs = [nbr[b, i] for i in range(K) if nbr[b, i, 5] > 0.5]
+        ws = [seg[b, j] for j in range(M) if seg[b, j, 4] > 0.5]
+        if net.kind == "deepsets":
+            f = [net.phi(torch.cat([s, h])) for h in hs]
+            crowd = (torch.stack(f).mean(0) if net.mean else torch.stack(f).sum(0)) if f \
+                else torch.zeros(net.phi[-2].out_features)
+        elif hs:
+            e = torch.stack([net.embed(torch.cat([s, h])) for h in hs])
+            a_in = torch.cat([e, e.mean(0).expand_as(e)], 1) if net.global_state else e
+            alpha = torch.softmax(net.attention(a_in).squeeze(-1), 0)
+            crowd = (alpha[:, None] * net.value(e)).sum(0)
+        else:
+            crowd = torch.zeros(net.value[-1].out_features)
+        parts = [s, crowd]
+        f = [net.psi(torch.cat([s, w])) for w in ws]
+        pool = (torch.stack(f).mean(0) if net.mean else torch.stack(f).sum(0)) if f else \
+            torch.zeros(net.psi[-2].out_features)
+        parts.append(pool)
+        rows.append(torch.cat(parts))
+    return torch.stack(rows)
+
+
+@pytest.mark.parametrize("kind, kw", KINDS + [("sarl", {"value": [8, 4]})])
+def test_the_network_computes_the_documented_formulas(kind, kw):
+    net = _net(kind, **kw)
+    rng = np.random.default_rng(5)
+    x = torch.cat([_obs(rng, 2, present=p, seg_present=q) for p, q in
+                   [(K, M), (3, 1), (1, 0), (0, 2)]])
+    with torch.no_grad():
+        torch.testing.assert_close(net(x), _reference(net, x), rtol=1e-5, atol=1e-5)
+
+
 def test_sarl_attends_over_the_present_neighbours_only():
     net = _net("sarl")
     x = _obs(np.random.default_rng(3), 5, present=3, seg_present=M)
@@ -177,7 +215,7 @@ def test_selection_builds_the_network_from_the_env_layout(tmp_path):
     assert "extractor" not in kw and "extractor_kwargs" not in kw
     space = orca_env.parallel_env(cfg["env"]).observation_space("agent_0")
     ex = CrowdExtractor(space, **fk)
-    assert ex.features_dim == ex.encoder.out_dim == (OWN + 2) + 64   # stall, time; no segments
+    assert ex.features_dim == ex.encoder.out_dim == (OWN + 2) + 32   # stall, time; no segments
     assert policy_kwargs_from_config({"net_arch": [8]}) == {"net_arch": [8]}
 
 
