@@ -170,7 +170,8 @@ def test_one_step_force_matches_pysocialforce_on_random_states():
         got = np.empty((n, 2))
         social_forces(np.arange(n), np.zeros(n, dtype=np.int64), np.array([0, n]), pos, vel,
                       np.ones(n, dtype=bool), np.ones(n, dtype=np.int64),
-                      np.full(n, -1, dtype=np.int64), goals, speed, params, np.array([dt]),
+                      np.full(n, -1, dtype=np.int64), goals, goals, speed, np.full(n, 0.3), params,
+                      np.array([dt]),
                       np.zeros((0, 2)), np.zeros(0, dtype=np.int64), np.zeros(2, np.int64), got)
         # Forward differences with a 1e-3 m step err by about 1e-3 / (2 sigma) = 1.7e-3 of each
         # push (measured: at most 2.2e-3 of the largest force here).
