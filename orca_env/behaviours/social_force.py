@@ -80,13 +80,18 @@ from .base import Behaviour, register_behaviour
 
 __all__ = ["DEFAULTS", "MODELS", "resolved", "social_forces", "steer", "sub_stepped"]
 
-#: Parameter defaults (pysocialforce 1.1.2's), in the column order of the per-slot table; the
-#: last six are Helbing, Farkas and Vicsek's contact model (off by default: ``A``, ``k`` and
-#: ``kappa`` 0, one step).
+#: Parameter defaults (pysocialforce 1.1.2's), in the column order of the per-slot table. The
+#: first eleven are Helbing and Molnar's model as pysocialforce's ``PedRepulsiveForce`` and
+#: ``SpaceRepulsiveForce``; ``A`` .. ``substeps`` and ``wall_A`` Helbing, Farkas and Vicsek's
+#: repulsion and contact forces (off: ``A``, ``wall_A``, ``k``, ``kappa`` 0, one step);
+#: ``social_factor`` .. ``n_prime`` pysocialforce's ``SocialForce`` (Moussaid et al. 2009,
+#: off: ``social_factor`` 0, its other constants pysocialforce's).
 DEFAULTS = {"tau": 0.5, "v0": 2.1, "sigma": 0.3, "ped_factor": 1.5, "fov_phi": 100.0,
             "fov_factor": 0.5, "u0": 10.0, "r": 0.2, "space_factor": 1.0,
             "max_speed_factor": 1.3, "cutoff": 3.0,
-            "A": 0.0, "B": 0.08, "k": 0.0, "kappa": 0.0, "mass": 80.0, "substeps": 1}
+            "A": 0.0, "B": 0.08, "k": 0.0, "kappa": 0.0, "mass": 80.0, "substeps": 1,
+            "social_factor": 0.0, "lambda_importance": 2.0, "gamma": 0.35, "n": 2.0,
+            "n_prime": 3.0, "wall_A": 0.0}
 _COL = {k: j for j, k in enumerate(DEFAULTS)}
 #: ``model`` presets: the defaults each sets before the group's own keys apply.
 #: ``helbing_farkas_vicsek`` is Helbing, Farkas and Vicsek 2000 (Nature 407, 487), their
@@ -94,11 +99,12 @@ _COL = {k: j for j, k in enumerate(DEFAULTS)}
 #: isotropic repulsion (fov_factor 1), pysocialforce's ellipse and wall potential off, and 10
 #: sub-steps of the env's step (0.025 s at 0.25 s: measured stable, docs/humans.md).
 MODELS = {"pysocialforce": {},
-          "helbing_farkas_vicsek": {"A": 2000.0, "B": 0.08, "k": 1.2e5, "kappa": 2.4e5,
+          "helbing_farkas_vicsek": {"A": 2000.0, "wall_A": 2000.0, "B": 0.08, "k": 1.2e5, "kappa": 2.4e5,
                                     "mass": 80.0, "ped_factor": 0.0, "space_factor": 0.0,
                                     "fov_factor": 1.0, "substeps": 10}}
 #: Keys that must be positive (others only non-negative), and upper bounds.
-_POSITIVE = ("tau", "sigma", "r", "max_speed_factor", "cutoff", "B", "mass", "substeps")
+_POSITIVE = ("tau", "sigma", "r", "max_speed_factor", "cutoff", "B", "mass", "substeps",
+             "gamma")
 _MAXIMUM = {"fov_phi": 180.0, "fov_factor": 1.0, "substeps": 100}
 _INTEGER = ("substeps",)
 
@@ -167,7 +173,8 @@ def _force_on(i, b, off, pos, vel, active, layer, sense, targets, goals, pref_sp
     cosphi, c, u0, rr = p[4], p[5], p[6], p[7]
     sf, cutoff = p[8], p[10]
     a_rep, b_rep, k_body, kappa, mass = p[11], p[12], p[13], p[14], p[15]
-    contact = a_rep > 0.0 or k_body > 0.0 or kappa > 0.0
+    msf, lam, gam, nn, nnp, wall_a = p[17], p[18], p[19], p[20], p[21], p[22]
+    contact = a_rep > 0.0 or k_body > 0.0 or kappa > 0.0 or wall_a > 0.0
     cut_sq = cutoff * cutoff
     px, py = pos[i, 0], pos[i, 1]
     ex, ey = targets[i, 0] - px, targets[i, 1] - py
@@ -216,6 +223,26 @@ def _force_on(i, b, off, pos, vel, active, layer, sense, targets, goals, pref_sp
                     else c
                 fx += pf * w * gfx
                 fy += pf * w * gfy
+        if msf != 0.0:
+            # Moussaid et al. 2009 as pysocialforce's SocialForce: interaction vector
+            # D = lambda (v_b - v_a) + e (e from b to a), B = gamma |D|, theta the angle from e to D.
+            ex2, ey2 = rx / A, ry / A
+            dxv = lam * (vel[j, 0] - vel[i, 0]) + ex2
+            dyv = lam * (vel[j, 1] - vel[i, 1]) + ey2
+            dl = math.sqrt(dxv * dxv + dyv * dyv)
+            if dl > 0.0:
+                tx2, ty2 = dxv / dl, dyv / dl
+                th = math.atan2(ty2, tx2) - math.atan2(ey2, ex2)
+                if th > math.pi:
+                    th -= 2.0 * math.pi
+                elif th < -math.pi:
+                    th += 2.0 * math.pi
+                bm = gam * dl
+                fv = math.exp(-A / bm - (nnp * bm * th) ** 2)
+                sg = 1.0 if th > 0.0 else (-1.0 if th < 0.0 else 0.0)
+                fa = -sg * math.exp(-A / bm - (nn * bm * th) ** 2)
+                fx += msf * (fv * tx2 + fa * -ty2)
+                fy += msf * (fv * ty2 + fa * tx2)
         if contact:
             # Helbing, Farkas and Vicsek 2000: A exp((r_ab - d_ab) / B) n_ab, and when the
             # discs touch k g n_ab + kappa g (dv . t) t, g = r_ab - d_ab; per unit mass.
@@ -256,7 +283,7 @@ def _force_on(i, b, off, pos, vel, active, layer, sense, targets, goals, pref_sp
         if contact and not (at == 0.0 and not two):
             nx, ny = rx / D, ry / D
             gap = radius[i] - D
-            push = a_rep * math.exp(gap / b_rep)
+            push = wall_a * math.exp(gap / b_rep)
             if gap > 0.0:
                 push += k_body * gap
                 tx, ty = -ny, nx
@@ -333,6 +360,9 @@ def sub_stepped(slots, worlds, off, pos, vel, active, layer, sense, targets, goa
     """
     k = slots.shape[0]
     sub = 16  # the substeps column
+    p = pos.copy()  # positions and velocities along the sub-steps; each world moves its own
+    v = vel.copy()
+    f = np.empty((k, 2))
     q0 = 0
     while q0 < k:
         b = worlds[q0]
@@ -341,43 +371,35 @@ def sub_stepped(slots, worlds, off, pos, vel, active, layer, sense, targets, goa
         while q1 < k and worlds[q1] == b:
             n_sub = max(n_sub, int(params[slots[q1], sub]))
             q1 += 1
-        lo, hi = off[b], off[b + 1]
         h = dt[b] / n_sub
-        p = pos.copy() if n_sub > 1 else pos
-        v = vel.copy() if n_sub > 1 else vel
-        own = np.zeros(hi - lo, dtype=np.bool_)
-        for q in range(q0, q1):
-            own[slots[q] - lo] = True
-        f = np.empty((q1 - q0, 2))
         for _ in range(n_sub):
             for q in range(q0, q1):
                 fx, fy = _force_on(slots[q], b, off, p, v, active, layer, sense, targets,
                                    goals, pref_speed, radius, params, dt[b], h, obst_points,
                                    obst_next, obst_off)
-                f[q - q0, 0] = fx
-                f[q - q0, 1] = fy
+                f[q, 0] = fx
+                f[q, 1] = fy
             for q in range(q0, q1):
                 i = slots[q]
-                vx = v[i, 0] + h * f[q - q0, 0]
-                vy = v[i, 1] + h * f[q - q0, 1]
+                vx = v[i, 0] + h * f[q, 0]
+                vy = v[i, 1] + h * f[q, 1]
                 cap = min(params[i, 9] * pref_speed[i], max_speed[i])
                 sp = math.sqrt(vx * vx + vy * vy)
                 if sp > cap:
                     vx, vy = vx * cap / sp, vy * cap / sp
-                if n_sub == 1:
-                    out[q, 0] = vx
-                    out[q, 1] = vy
-                else:
-                    v[i, 0] = vx
-                    v[i, 1] = vy
+                v[i, 0] = vx
+                v[i, 1] = vy
             if n_sub > 1:
-                for j in range(lo, hi):
+                for j in range(off[b], off[b + 1]):
                     if active[j]:
                         p[j, 0] += h * v[j, 0]
                         p[j, 1] += h * v[j, 1]
-        if n_sub > 1:
-            for q in range(q0, q1):
-                i = slots[q]
+        for q in range(q0, q1):
+            i = slots[q]
+            if n_sub == 1:
+                out[q, 0] = v[i, 0]
+                out[q, 1] = v[i, 1]
+            else:
                 out[q, 0] = (p[i, 0] - pos[i, 0]) / dt[b]
                 out[q, 1] = (p[i, 1] - pos[i, 1]) / dt[b]
         q0 = q1
