@@ -8,9 +8,10 @@ pedestrian dynamics", Phys. Rev. E 51; pysocialforce 1.1.2's ``GoalAttractiveFor
         + ped_factor * sum_b w(e_a, -f_ab) f_ab                       other agents
         + space_factor * sum_B u0 / r exp(-|r_aB| / r) r_aB / |r_aB|  obstacle segments
 
-with ``e_a`` the unit vector to the agent's target at distance ``d_a`` (m, read as m/s: see
-below), ``v0_a`` its ``pref_speed`` (pysocialforce's initial speed), ``f_ab = -grad_r V(b)``
-of the elliptical potential ``V(b) = v0 exp(-b / sigma)``, whose semi-minor axis
+with ``e_a`` the unit vector to the agent's target (its goal or guidance waypoint), ``d_a``
+the distance to its goal (m, read as m/s: see below), ``v0_a`` its ``pref_speed``
+(pysocialforce's initial speed), ``f_ab = -grad_r V(b)`` of the elliptical potential
+``V(b) = v0 exp(-b / sigma)``, whose semi-minor axis
 ``2 b = sqrt((|r_ab| + |r_ab - s e_b|)^2 - s^2)`` uses ``r_ab = r_a - r_b``, ``s = |v_b| dt``
 (pysocialforce's step width, here the env's time step) and ``e_b`` b's direction to its own
 target; ``w = 1`` when ``-f_ab`` lies within ``fov_phi`` of ``e_a``, else
@@ -40,14 +41,50 @@ key                     default    pysocialforce
 ``cutoff``              3.0 m      none (pysocialforce sums over every pedestrian)
 ======================  =========  ==========================================================
 
+Two more models, off by default, for crowds that press through doors (pysocialforce's wall
+potential closes a 1.2 m door to 0.3 m discs: its push ``u0 / r exp(-D / r)`` equals the goal
+force 2 m/s² at D = 0.6 m from each jamb). Helbing, Farkas and Vicsek 2000 ("Simulating
+dynamical features of escape panic", Nature 407, 487), per unit mass ``mass``, with
+``g = r_a + r_b - d_ab`` (radii, centre distance; ``r_a - d_aW`` to a wall), ``n`` the unit
+vector from b (the wall's closest point) to a and ``t`` its left normal::
+
+    + sum_b [ w A exp(g / B) + k max(g, 0) ] n + kappa max(g, 0) ((v_b - v_a) . t) t   others
+    + sum_W [ wall_A exp(g / B) + k max(g, 0) ] n - kappa max(g, 0) (v_a . t) t      walls
+
+(``w`` the field-of-view weight above, 1 in their model); and pysocialforce's
+``SocialForce`` (Moussaïd, Helbing, Garnier, Johansson, Combe and Theraulaz 2009,
+"Experimental study of the behavioural mechanisms underlying self-organization in human
+crowds", Proc. R. Soc. B 276, 2755), with ``D = lambda_importance (v_b - v_a) + e_ba``, ``t``
+its direction, ``theta`` the angle from ``e_ba`` (unit, from b to a) to ``t`` and
+``B = gamma |D|``::
+
+    + social_factor sum_b exp(-d_ab / B) [ exp(-(n_prime B theta)^2) t
+                                           - sign(theta) exp(-(n B theta)^2) left(t) ]
+
+Keys (the group key ``social_force``): ``A`` 0 N, ``wall_A`` 0 N, ``B`` 0.08 m, ``k`` 0 kg/s²,
+``kappa`` 0 kg/(m s), ``mass`` 80 kg, ``substeps`` 1; ``social_factor`` 0, and
+pysocialforce's ``lambda_importance`` 2, ``gamma`` 0.35, ``n`` 2, ``n_prime`` 3. ``model``
+sets defaults first: ``pysocialforce`` (the table above) or ``helbing_farkas_vicsek`` (their
+constants A = wall_A = 2e3 N, B = 0.08 m, k = 1.2e5 kg/s², kappa = 2.4e5 kg/(m s), 80 kg;
+``fov_factor`` 1, ``ped_factor`` and ``space_factor`` 0, 10 sub-steps). The body force is
+stiff (sqrt(k / m) = 39 /s): one 0.25 s step is unstable, so with ``substeps`` S > 1 each
+world integrates S semi-implicit Euler steps of dt / S (0.025 s at S = 10: omega h = 0.97)
+with every force recomputed, its other agents moving at their velocities, and hands ORCA the
+mean velocity (displacement / dt). The friction is capped at what stops the sliding within a
+sub-step (half each for two agents), so it never reverses it. A polygon vertex nearest to the
+agent counts once in these terms (pysocialforce's potential counts it once per edge).
+Differences from pysocialforce's ``SocialForce``: ``theta`` is wrapped to [-pi, pi] (it
+subtracts two ``atan2`` angles, so pairs straddling pi lose their sideways push), and
+``cutoff`` applies.
+
 Differences from pysocialforce, on purpose: the gradients are analytic (pysocialforce takes
 forward differences with a 1e-3 m step); a wall is the exact closest point of each segment
-(pysocialforce samples its lines every 0.1 m); within ``v0_a`` metres of its target the
-desired speed is the distance per second (the built-in goal steering's rule; pysocialforce
-instead stops dead within 0.5 m of the goal, and leaves arrival to its user), so that an agent
-arrives within the scenario's goal tolerance instead of orbiting a goal it overshoots; agents
-farther than ``cutoff`` (centre to
-centre, or to a segment) are skipped, which bounds the work per agent in a dense crowd: beyond
+(pysocialforce samples its lines every 0.1 m); within ``v0_a`` metres of its goal the
+desired speed is the distance per second (the built-in goal steering's rule; the distance is
+to the goal, so a guidance waypoint on the way does not slow it; pysocialforce instead stops
+dead within 0.5 m of the goal, and leaves arrival to its user), so that an agent arrives
+within the scenario's goal tolerance instead of orbiting a goal it overshoots; agents farther
+than ``cutoff`` (centre to centre, or to a segment) are skipped, which bounds the work per agent in a dense crowd: beyond
 3 m a pedestrian's push is below about 2e-3 m/s² (``ped_factor * v0 / sigma * exp(-(3 - s/2) /
 sigma)``) and a wall's below 1e-5 m/s². With those, forces agree with pysocialforce's to
 about 2e-3 of their size and trajectories to millimetres over 7 s
@@ -99,9 +136,9 @@ _COL = {k: j for j, k in enumerate(DEFAULTS)}
 #: isotropic repulsion (fov_factor 1), pysocialforce's ellipse and wall potential off, and 10
 #: sub-steps of the env's step (0.025 s at 0.25 s: measured stable, docs/humans.md).
 MODELS = {"pysocialforce": {},
-          "helbing_farkas_vicsek": {"A": 2000.0, "wall_A": 2000.0, "B": 0.08, "k": 1.2e5, "kappa": 2.4e5,
-                                    "mass": 80.0, "ped_factor": 0.0, "space_factor": 0.0,
-                                    "fov_factor": 1.0, "substeps": 10}}
+          "helbing_farkas_vicsek": {"A": 2000.0, "wall_A": 2000.0, "B": 0.08, "k": 1.2e5,
+                                    "kappa": 2.4e5, "mass": 80.0, "ped_factor": 0.0,
+                                    "space_factor": 0.0, "fov_factor": 1.0, "substeps": 10}}
 #: Keys that must be positive (others only non-negative), and upper bounds.
 _POSITIVE = ("tau", "sigma", "r", "max_speed_factor", "cutoff", "B", "mass", "substeps",
              "gamma")
@@ -225,7 +262,8 @@ def _force_on(i, b, off, pos, vel, active, layer, sense, targets, goals, pref_sp
                 fy += pf * w * gfy
         if msf != 0.0:
             # Moussaid et al. 2009 as pysocialforce's SocialForce: interaction vector
-            # D = lambda (v_b - v_a) + e (e from b to a), B = gamma |D|, theta the angle from e to D.
+            # D = lambda (v_b - v_a) + e (e from b to a), B = gamma |D|, theta the angle from
+            # e to D, wrapped to [-pi, pi] (pysocialforce does not wrap it).
             ex2, ey2 = rx / A, ry / A
             dxv = lam * (vel[j, 0] - vel[i, 0]) + ex2
             dyv = lam * (vel[j, 1] - vel[i, 1]) + ey2
