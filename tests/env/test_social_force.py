@@ -444,12 +444,19 @@ def test_bad_contact_parameters_name_key_and_value(key, value, match):
             {"population": "social_force", "count": 2, "social_force": {key: value}}])
 
 
+def _config_path(name):
+    """This checkout's config file (a bare name may resolve to another install's configs)."""
+    import os
+
+    return os.path.join(os.path.dirname(__file__), "..", "..", "configs", f"{name}.yaml")
+
+
 def _crossed(config, seconds, seed, social_force=None):
     """Crowd humans of a door scene that reach the other room within ``seconds`` (learners
     invisible and standing: the crowd alone)."""
     import yaml
 
-    with open(f"configs/{config}.yaml") as f:
+    with open(_config_path(config)) as f:
         cfg = yaml.safe_load(f)
     cfg["groups"][0]["visible_to"] = []
     if social_force is not None:
@@ -480,10 +487,13 @@ def test_social_force_crowds_pass_the_doors():
 
 def test_door_crowd_vector_bit_identical_to_single():
     """Sub-steps per world: world b of the vector env is the single env with seed b."""
-    worlds, seed = 2, 3
-    v = OrcaVectorEnv("doorway_sf", worlds, seed=seed, on_collision="continue")
+    from orca_env.behaviours.social_force import resolved
+
+    worlds, seed, path = 2, 3, _config_path("doorway_sf")
+    v = OrcaVectorEnv(path, worlds, seed=seed, on_collision="continue")
     v.reset()
-    envs = [orca_env.parallel_env("doorway_sf", on_collision="continue") for _ in range(worlds)]
+    assert resolved(v._batch.episodes[0].config.groups[1].social_force)["substeps"] == 10
+    envs = [orca_env.parallel_env(path, on_collision="continue") for _ in range(worlds)]
     for b, e in enumerate(envs):
         e.reset(seed=seed + b)
     off = v._batch.offsets
