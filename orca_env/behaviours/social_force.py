@@ -79,15 +79,15 @@ subtracts two ``atan2`` angles, so pairs straddling pi lose their sideways push)
 
 Differences from pysocialforce, on purpose: the gradients are analytic (pysocialforce takes
 forward differences with a 1e-3 m step); a wall is the exact closest point of each segment
-(pysocialforce samples its lines every 0.1 m); within ``v0_a`` metres of its goal the
-desired speed is the distance per second (the built-in goal steering's rule; the distance is
-to the goal, so a guidance waypoint on the way does not slow it; pysocialforce instead stops
-dead within 0.5 m of the goal, and leaves arrival to its user), so that an agent arrives
-within the scenario's goal tolerance instead of orbiting a goal it overshoots; agents farther
-than ``cutoff`` (centre to centre, or to a segment) are skipped, which bounds the work per
-agent in a dense crowd: beyond 3 m a pedestrian's push is below about 2e-3 m/s²
-(``ped_factor * v0 / sigma * exp(-(3 - s/2) / sigma)``) and a wall's below 1e-5 m/s². With those, forces agree with pysocialforce's to
-about 2e-3 of their size and trajectories to millimetres over 7 s
+(pysocialforce samples its lines every 0.1 m); within ``v0_a`` metres of its goal the desired
+speed is the distance per second (the built-in goal steering's rule; the distance is to the
+goal, so a guidance waypoint on the way does not slow it; pysocialforce instead stops dead
+within 0.5 m of the goal, and leaves arrival to its user), so that an agent arrives within the
+scenario's goal tolerance instead of orbiting a goal it overshoots; agents farther than
+``cutoff`` (centre to centre, or to a segment) are skipped, which bounds the work per agent in
+a dense crowd: beyond 3 m a pedestrian's push is below about 2e-3 m/s² (``ped_factor * v0 /
+sigma * exp(-(3 - s/2) / sigma)``) and a wall's below 1e-5 m/s². With those, forces agree with
+pysocialforce's to about 2e-3 of their size and trajectories to millimetres over 7 s
 (``tests/env/test_social_force.py`` measures both).
 
 How ORCA treats them: a social-force agent avoids no agent in ORCA (``avoids_agents=False``,
