@@ -350,7 +350,12 @@ class GroupConfig:
     social_force: dict | None = _f(None, "social_force groups only: the model's parameters, "
                                    "any of tau, v0, sigma, ped_factor, fov_phi, fov_factor, u0, "
                                    "r, space_factor, max_speed_factor, cutoff (defaults: "
-                                   "pysocialforce's, see orca_env.behaviours.social_force)",
+                                   "pysocialforce's), the contact model's A, wall_A, B, k, "
+                                   "kappa, mass, substeps (Helbing, Farkas and Vicsek 2000; off "
+                                   "by default), social_factor, lambda_importance, gamma, n, "
+                                   "n_prime (pysocialforce's SocialForce; off by default), and "
+                                   "model: pysocialforce or helbing_farkas_vicsek (their "
+                                   "defaults first); see orca_env.behaviours.social_force",
                                    kind=dict, optional=True)
     replay: dict | None = _f(None, "replay groups only: {file: ETH/UCY text file (frame, "
                              "pedestrian id, x, y per line; a path, or a shipped sample's name "

@@ -88,7 +88,9 @@ def _env_kernels() -> list:
         (guidance._select, (I1, F2, F2, F1, F2, F2, F2, I1, I1, F2, F2, F1)),
         # social-force humans (their steer function, every world at once)
         (social_force.social_forces,
-         (I1, I1, I1, F2, F2, B1, I1, I1, F2, F1, F2, F1r, F2, I1, I1, F2)),
+         (I1, I1, I1, F2, F2, B1, I1, I1, F2, F2, F1, F1, F2, F1r, F2, I1, I1, F2)),
+        (social_force.sub_stepped,
+         (I1, I1, I1, F2, F2, B1, I1, I1, F2, F2, F1, F1, F2, F1, F1r, F2, I1, I1, F2)),
         (social_force._integrate, (I1, I1, F2, F2, F2, F1, F1, F1r, F2)),
         # what the renderer shows of a sensor (sensors.sensor_view)
         (sensors.sensor_axes, (I1, F2, F2, F1, I1, b1, F2)),
