@@ -862,11 +862,36 @@ def apply_velocities(ids, active, pos, vel, pref, time_step, obst, out):
         if not keep:
             out_intervention[i] = 0.0
             out_n_lines[i] = 0
-    has_obst = seg_order.shape[0] > 0
+    # The moves, in a loop specialised for worlds with and without obstacles (as
+    # _compute_block's); an agent with more segments in reach than the buffers hold makes the
+    # range stop before it, and it resumes with larger buffers.
     cap = 16
-    seg_ids = np.empty(cap, dtype=np.int64)
-    seg_dsq = np.empty(cap, dtype=np.float64)
-    for k in range(ids.shape[0]):
+    start = 0
+    while start < ids.shape[0]:
+        seg_ids = np.empty(cap, dtype=np.int64)
+        seg_dsq = np.empty(cap, dtype=np.float64)
+        if seg_order.shape[0] > 0:
+            start, n = _apply_range(start, ids, pos, vel, pref, time_step, o_points, o_next,
+                                    seg_order, seg_boxes, new_vel, out_corrected,
+                                    out_intervention, seg_ids, seg_dsq, True)
+        else:
+            start, n = _apply_range(start, ids, pos, vel, pref, time_step, o_points, o_next,
+                                    seg_order, seg_boxes, new_vel, out_corrected,
+                                    out_intervention, seg_ids, seg_dsq, False)
+        cap = 2 * n
+
+
+@njit(cache=True, error_model="numpy")
+def _apply_range(start, ids, pos, vel, pref, time_step, o_points, o_next, seg_order, seg_boxes,
+                 new_vel, out_corrected, out_intervention, seg_ids, seg_dsq, has_obst):
+    """:func:`apply_velocities`' moves of ``ids[start:]`` (``has_obst``: a constant flag).
+
+    Returns:
+        (``ids.shape[0]``, 0) when done, else (k, n) for the first agent ``ids[k]`` with more
+        segments in reach ``n`` than ``seg_ids`` holds (not moved).
+    """
+    cap = seg_ids.shape[0]
+    for k in range(start, ids.shape[0]):
         i = ids[k]
         sx = pos[i, 0]
         sy = pos[i, 1]
@@ -882,13 +907,7 @@ def apply_velocities(ids, active, pos, vel, pref, time_step, obst, out):
                 seg_boxes, seg_ids, seg_dsq,
             )  # fmt: skip
             if n > cap:
-                cap = 2 * n
-                seg_ids = np.empty(cap, dtype=np.int64)
-                seg_dsq = np.empty(cap, dtype=np.float64)
-                n = query_segments(
-                    sx, sy, reach_sq, np.bool_(False), np.bool_(True), o_points, o_next,
-                    seg_order, seg_boxes, seg_ids, seg_dsq,
-                )  # fmt: skip
+                return k, n
             for q in range(n):
                 s = seg_ids[q]
                 e = o_next[s]
@@ -924,3 +943,4 @@ def apply_velocities(ids, active, pos, vel, pref, time_step, obst, out):
             vel[i, 1] = new_vel[i, 1]
         pos[i, 0] = sx + dx
         pos[i, 1] = sy + dy
+    return ids.shape[0], 0
