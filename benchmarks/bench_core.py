@@ -8,14 +8,25 @@ Prints one markdown table per section:
 * obstacle-index build time (``process_obstacles``) for grids of square obstacles;
 * the first ``step()`` after import in a fresh process (numba cache warm).
 
-Usage: ``python benchmarks/bench_core.py [--quick]``.
+``--against CHECKOUT`` instead times this checkout's core against another's (e.g. a worktree of
+an older commit) and RVO2, one thread, thread CPU time per step: one worker process per
+checkout steps its own Simulator on the same Circle layout, and the repetitions alternate
+new, old, RVO2 (RVO2 in this process; its per-agent input and output untimed); it checks that
+both checkouts' positions stay bit-identical and prints the ratios old / new and new / RVO2
+with the 1-minute load average.
+
+Usage: ``python benchmarks/bench_core.py [--quick]`` or
+``python benchmarks/bench_core.py --against /path/to/old/checkout [--sizes 1000 5000 ...]
+[--reps 5]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import math
 import os
+import statistics
 import subprocess
 import sys
 import textwrap
@@ -145,10 +156,165 @@ def first_step_fresh_process():
     return float(out[0]), float(out[1])
 
 
+WORKER = textwrap.dedent(
+    """
+    import hashlib, sys, time
+    sys.path.insert(0, {repo!r})
+    import math
+    import numba
+    import numpy as np
+    from orca_env.core import Simulator
+    numba.set_num_threads(1)
+    {helpers}
+    sim = goals = None
+    for line in sys.stdin:
+        cmd, arg = line.split()
+        if cmd == "setup":
+            n = int(arg)
+            pos0, goals = circle_layout(n)
+            sim = Simulator(time_step=0.25, num_threads=1, **{defaults!r})
+            sim.add_agents(pos0)
+            print("ok", flush=True)
+            continue
+        t = 0.0
+        for _ in range(int(arg)):
+            sim.set_pref_velocities(pref_towards(sim.positions, goals))
+            t0 = time.thread_time()
+            sim.step()
+            t += time.thread_time() - t0
+        digest = hashlib.sha1(np.ascontiguousarray(sim.positions).tobytes()).hexdigest()
+        print(t, digest, flush=True)
+    """
+)
+
+
+class Worker:
+    """A process stepping one checkout's Simulator on the Circle layout, on request."""
+
+    def __init__(self, repo):
+        helpers = inspect.getsource(circle_layout) + inspect.getsource(pref_towards)
+        code = WORKER.format(repo=str(repo), helpers=textwrap.indent(helpers, "").strip(),
+                             defaults=DEFAULTS)
+        env = dict(os.environ, PYTHONPATH=str(repo))
+        self.proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, cwd=str(repo), env=env)
+
+    def ask(self, cmd, arg):
+        self.proc.stdin.write(f"{cmd} {arg}\n")
+        self.proc.stdin.flush()
+        reply = self.proc.stdout.readline().split()
+        if not reply:
+            raise SystemExit(f"the worker for {cmd} {arg} died (see its stderr above)")
+        return reply
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def rvo_steps(sim, goals, k):
+    """Thread CPU time of ``k`` RVO2 ``do_step`` calls (per-agent I/O untimed)."""
+    n, t = sim.get_num_agents(), 0.0
+    for _ in range(k):
+        cur = np.array([sim.get_agent_position(i).to_tuple() for i in range(n)])
+        for i, v in enumerate(pref_towards(cur, goals).tolist()):
+            sim.set_agent_pref_velocity(i, v)
+        t0 = time.thread_time()
+        sim.do_step()
+        t += time.thread_time() - t0
+    return t
+
+
+def load1():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def against(args):
+    """This checkout's core against ``args.against``'s and RVO2 (see the module docstring)."""
+    other = Path(args.against).resolve()
+    if not (other / "orca_env" / "core" / "simulator.py").is_file():
+        raise SystemExit(f"--against must be a checkout of orca-env, got {args.against!r}")
+    rev = subprocess.run(["git", "-C", str(other), "rev-parse", "--short", "HEAD"],
+                         capture_output=True, text=True).stdout.strip() or "unknown"
+    new, old = Worker(REPO), Worker(other)
+    warm = 2 if args.quick else 5
+    budget = 2e4 if args.quick else 2.5e5  # agent-steps per repetition and simulator
+    rows, identical = [], True
+    print(f"# orca_env.core against {other} ({rev}){' and RVO2 2.0.3 (pyrvo)' if pyrvo else ''}"
+          f", one thread, {os.cpu_count()} CPUs, load {load1():.2f}\n", flush=True)
+    for n in args.sizes:
+        l0 = load1()
+        for w in (new, old):
+            w.ask("setup", n)
+            w.ask("steps", warm)
+        rvo = None
+        if pyrvo is not None:
+            pos0, goals = circle_layout(n)
+            d = DEFAULTS
+            rvo = pyrvo.RVOSimulator(0.25, d["neighbor_dist"], d["max_neighbors"],
+                                     d["time_horizon"], d["time_horizon_obst"], d["radius"],
+                                     d["max_speed"])
+            for p in pos0:
+                rvo.add_agent((float(p[0]), float(p[1])))
+            rvo_steps(rvo, goals, warm)
+        k = max(3, int(budget / n))
+        t_new, t_old, t_rvo = [], [], []
+        for _ in range(args.reps):  # alternating
+            a = new.ask("steps", k)
+            b = old.ask("steps", k)
+            t_new.append(float(a[0]) / k)
+            t_old.append(float(b[0]) / k)
+            identical &= a[1] == b[1]
+            if rvo is not None:
+                t_rvo.append(rvo_steps(rvo, goals, k) / k)
+        med = statistics.median
+        rows.append(dict(agents=n, new_ms=1e3 * med(t_new), old_ms=1e3 * med(t_old),
+                         rvo_ms=1e3 * med(t_rvo) if t_rvo else None,
+                         old_new=[o / w for o, w in zip(t_old, t_new, strict=True)],
+                         new_rvo=[w / r for w, r in zip(t_new, t_rvo, strict=True)],
+                         steps=k, load=(l0, load1())))
+        print(f"{n} agents done", file=sys.stderr, flush=True)
+    new.close()
+    old.close()
+    print(f"Thread CPU time per step, medians of {args.reps} alternating repetitions (per-rep "
+          "min-max in brackets); Circle layout at Circle-250's density\n")
+    print("| agents | new (ms) | old (ms) | RVO2 C++ (ms) | old / new | new / RVO2 "
+          "(target <= 0.5 at 5k-100k) | old / RVO2 | steps per rep | load before / after |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for r in rows:
+        on, nr = r["old_new"], r["new_rvo"]
+        rv = ("n/a | n/a" if r["rvo_ms"] is None else
+              f"{r['new_ms'] / r['rvo_ms']:.2f} ({min(nr):.2f}-{max(nr):.2f}) "
+              f"| {r['old_ms'] / r['rvo_ms']:.2f}")
+        rvo_ms = "n/a" if r["rvo_ms"] is None else f"{r['rvo_ms']:.2f}"
+        print(f"| {r['agents']:,} | {r['new_ms']:.2f} | {r['old_ms']:.2f} | {rvo_ms} "
+              f"| {r['old_ms'] / r['new_ms']:.2f} ({min(on):.2f}-{max(on):.2f}) | {rv} "
+              f"| {r['steps']} "
+              f"| {r['load'][0]:.2f} / {r['load'][1]:.2f} |")
+    print(f"\nnew and old positions bit-identical after every repetition: "
+          f"{'yes' if identical else 'NO'}")
+    if not identical:
+        raise SystemExit(1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small sizes, few steps")
+    ap.add_argument("--against", default=None, metavar="CHECKOUT",
+                    help="time this checkout's core against another checkout's and RVO2")
+    ap.add_argument("--sizes", type=int, nargs="+", default=None,
+                    help="agent counts for --against (default 1000 5000 20000 100000)")
+    ap.add_argument("--reps", type=int, default=5, help="repetitions for --against")
     args = ap.parse_args()
+    if args.reps < 1:
+        ap.error(f"--reps must be >= 1, got {args.reps}")
+    if args.against is not None:
+        args.sizes = args.sizes or ([1000, 5000] if args.quick else [1000, 5000, 20000, 100000])
+        if min(args.sizes) < 1:
+            ap.error(f"--sizes must be >= 1, got {args.sizes}")
+        against(args)
+        return
     sizes = [1000, 5000] if args.quick else [1000, 5000, 20000]
     warmup, steps = (3, 5) if args.quick else (5, 20)
     segs = [400, 6400] if args.quick else [6400, 14400, 100000]

@@ -1042,7 +1042,7 @@ def core_kernels(step=True):
 
 
 families.register_family(
-    "core", "the ORCA core (step, multi-threaded step, kd-tree, obstacles, queries)", 12.0,
+    "core", "the ORCA core (step, multi-threaded step, kd-tree, obstacles, queries)", 18.0,
     core_kernels)
 
 #: Whether this process has yet to ensure the core family (checked by every step, once true).
