@@ -142,7 +142,7 @@ def concat_obstacles(sims: Sequence[Simulator | None]) -> Obstacles:
     return Obstacles(*fields, off, box_off)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _live(alive, learned, b, L):
     """World-local slots and rows of world ``b``'s live learned agents, in agent order."""
     nl = 0
@@ -167,7 +167,7 @@ def _live(alive, learned, b, L):
 # out in its own body.
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _proximity(live, pos, active, kd, radius, ob, nodes, range_sq, kk, mm, axes, nbr_cos,
                occlusion):
     """Nearest agents and segments of the live agents: one query, for observations and rewards.
@@ -217,7 +217,7 @@ def _proximity(live, pos, active, kd, radius, ob, nodes, range_sq, kk, mm, axes,
     return Proximity(np.ascontiguousarray(nbr[:, :kk]), seg, closest, sep_a, sep)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _observe(live, rows, pos, vel, radius, max_speed, targets_all, path_len, dirs, nbr, seg,
              closest, universal, world_frame, obs_range, time_step, low, high, n_extra,
              time_obs, step, last_step, extra_obs, obs_out, heading_obs, heading, ang_vel,
@@ -277,7 +277,7 @@ def _observe(live, rows, pos, vel, radius, max_speed, targets_all, path_len, dir
 BOTH, PHASE_A, PHASE_B, OBSERVE = 0, 1, 2, 3
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, nogil=True, error_model="numpy")
 def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step_count, clock,
                world_done):
     """The pipeline's numba part for the worlds ``worlds`` ((k,) int64), world by world.
@@ -350,25 +350,24 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
             clock[b] += dt
 
             # Motion: each learned agent's model realises ORCA's velocity or its own command;
-            # ORCA's telemetry describes a discarded velocity where the command won.
+            # ORCA's telemetry describes a discarded velocity where the command won. The
+            # movers: the live holonomic learners and every active non-holonomic slot (scripted
+            # ones included); a slot's motion touches only its own state, so one loop over the
+            # slots (one inlined copy of ``move``: each copy compiles every model).
+            mover = np.zeros(n, dtype=np.bool_)
             for q in range(nl):
-                i = live[q]
-                if kin[i] == HOLONOMIC and move(kin[i], i, safe[i], pos0, pos, vel, pref, cmd,
-                                                heading, lin_vel, ang_vel, kp, max_speed[i],
-                                                dt):
+                mover[live[q]] = kin[live[q]] == HOLONOMIC
+            if nh:
+                for i in range(n):
+                    if kin[i] != HOLONOMIC and active0[i]:
+                        mover[i] = True
+            for i in range(n):
+                if mover[i] and move(kin[i], i, safe[i], pos0, pos, vel, pref, cmd, heading,
+                                     lin_vel, ang_vel, kp, max_speed[i], dt):
                     tele[4][i] = 0.0
                     tele[1][i] = 0
                     tele[2][i] = False
                     tele[3][i] = False
-            if nh:  # every active non-holonomic slot, scripted ones included
-                for i in range(n):
-                    if kin[i] != HOLONOMIC and active0[i] and move(
-                            kin[i], i, safe[i], pos0, pos, vel, pref, cmd, heading, lin_vel,
-                            ang_vel, kp, max_speed[i], dt):
-                        tele[4][i] = 0.0
-                        tele[1][i] = 0
-                        tele[2][i] = False
-                        tele[3][i] = False
 
             # Swept collisions of the live agents.
             tol, tol_rel = st.tol[b], st.tol_rel[b]

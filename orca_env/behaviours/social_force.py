@@ -121,7 +121,7 @@ def _sense_masks(wc) -> np.ndarray:
     return wc.table.sense_masks
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _closest_on_segment(px, py, ax, ay, bx, by):
     """The point of segment ab closest to p."""
     dx, dy = bx - ax, by - ay
@@ -131,7 +131,7 @@ def _closest_on_segment(px, py, ax, ay, bx, by):
     return ax + s * dx, ay + s * dy
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def social_forces(slots, worlds, off, pos, vel, active, layer, sense, targets, pref_speed,
                   params, dt, obst_points, obst_next, obst_off, out):
     """The social force on each agent of ``slots`` (all worlds), into ``out``.
@@ -225,7 +225,7 @@ def social_forces(slots, worlds, off, pos, vel, active, layer, sense, targets, p
         out[q, 1] = fy
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _integrate(slots, worlds, vel, force, params, pref_speed, max_speed, dt, out):
     """``v + dt F`` clipped to ``min(max_speed_factor * pref_speed, max_speed)``, into ``out``."""
     for q in range(slots.shape[0]):
