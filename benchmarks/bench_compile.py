@@ -122,8 +122,10 @@ print(json.dumps({"s": time.perf_counter() - t0, "cpu": time.process_time() - c0
 
 def _child(code, args, cache):
     env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+    # cwd outside any checkout: ``python -c`` puts the working directory first on sys.path,
+    # ahead of PYTHONPATH (from a checkout it would import that checkout's orca_env).
     out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
-                         text=True, check=False)
+                         text=True, check=False, cwd=os.path.dirname(cache))
     if out.returncode:
         sys.exit(f"child failed ({args}):\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -133,7 +135,8 @@ def _warmup(cache):
     env = dict(os.environ, NUMBA_CACHE_DIR=cache)
     t0, r0 = time.perf_counter(), os.times()
     out = subprocess.run([sys.executable, "-m", "orca_env", "warmup"], env=env, check=False,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         cwd=os.path.dirname(cache))
     if out.returncode:  # a version without the command
         return None
     r1 = os.times()
