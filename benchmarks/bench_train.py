@@ -17,6 +17,15 @@ PPO samples/s counts entry-steps (``model.num_timesteps``, SB3's own count) per 
 JSON with both figures, the best of the repeats, and ``ratio`` (vector / copies). Usage:
 
     python benchmarks/bench_train.py [--timesteps 300000] [--repeats 2]
+
+``--networks`` measures the policy networks instead (:mod:`orca_env.training.networks`): the
+vector pipeline of the same config observing with the universal layout (``--k`` neighbour
+slots, default 16, and 4 segment slots; no normaliser, as the crowd networks require) trained
+with ``policy_kwargs.extractor`` ``mlp``, ``deepsets`` and ``sarl`` (their default sizes, the
+config's ``net_arch`` after them), alternating over the repeats; the JSON line holds each one's
+samples/s and its ratio to ``mlp``:
+
+    python benchmarks/bench_train.py --networks [--timesteps 100000] [--repeats 1] [--k 16]
 """
 
 import argparse
@@ -60,8 +69,27 @@ def build(kind, timesteps):
     return model, base
 
 
-def run(kind, timesteps):
-    model, base = build(kind, timesteps)
+NETWORKS = ("mlp", "deepsets", "sarl")
+
+
+def build_network(extractor, timesteps, k):
+    """The vector pipeline of the default config, universal layout, with ``extractor``."""
+    from orca_env.training.config import load_train_config
+    from orca_env.training.sb3 import trainer
+
+    cfg = load_train_config(None)
+    cfg["n_timesteps"] = timesteps
+    cfg["normalize"] = False
+    cfg["env"]["observation"] = {**cfg["env"].get("observation", {}), "layout": "universal",
+                                 "num_agents": k, "num_obstacles": 4}
+    cfg["policy_kwargs"] = {**cfg["policy_kwargs"], "extractor": extractor}
+    model, _, base = trainer._build(cfg, tempfile.mkdtemp(), None)
+    return model, base
+
+
+def run(kind, timesteps, k=None):
+    model, base = build_network(kind, timesteps, k) if kind in NETWORKS else \
+        build(kind, timesteps)
     t0 = time.perf_counter()
     model.learn(timesteps)
     wall = time.perf_counter() - t0
@@ -74,8 +102,17 @@ def run(kind, timesteps):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--timesteps", type=int, default=300_000)
-    p.add_argument("--repeats", type=int, default=2)
+    p.add_argument("--repeats", type=int, default=None,
+                   help="default 2; 1 with --networks")
+    p.add_argument("--networks", action="store_true",
+                   help="mlp vs deepsets vs sarl on the universal layout")
+    p.add_argument("--k", type=int, default=16, help="neighbour slots K with --networks")
     args = p.parse_args()
+    if args.networks:
+        networks(args.timesteps if args.timesteps != 300_000 else 100_000,
+                 args.repeats or 1, args.k)
+        return
+    args.repeats = args.repeats or 2
     run("vector", 20_000)  # warm-up: numba compilation or cache load, torch init
     run("copies", 20_000)
     best = {}
@@ -91,6 +128,23 @@ def main():
            "valid_samples_per_s": round(best["vector"]["valid_samples_per_s"]),
            "copies_samples_per_s": round(best["copies"]["samples_per_s"]),
            "ratio": round(best["vector"]["samples_per_s"] / best["copies"]["samples_per_s"], 2)}
+    print(json.dumps(out))
+
+
+def networks(timesteps, repeats, k):
+    """mlp vs deepsets vs sarl: samples/s, best of ``repeats``, ratios to mlp."""
+    for kind in NETWORKS:
+        run(kind, 5_000, k)  # warm-up: compilation or cache load, torch init
+    best = {}
+    for r in range(repeats):
+        order = NETWORKS if r % 2 == 0 else NETWORKS[::-1]
+        for kind in order:
+            res = run(kind, timesteps, k)
+            print(f"{kind:>8}: {res['samples_per_s']:>8,.0f} PPO samples/s, env "
+                  f"{res['env_share']:.0%} of {res['wall_s']:.1f} s", flush=True)
+            best[kind] = max(best.get(kind, 0.0), res["samples_per_s"])
+    out = {"k": k, **{f"{n}_samples_per_s": round(best[n]) for n in NETWORKS},
+           **{f"{n}_over_mlp": round(best[n] / best["mlp"], 2) for n in NETWORKS[1:]}}
     print(json.dumps(out))
 
 

@@ -350,7 +350,12 @@ class GroupConfig:
     social_force: dict | None = _f(None, "social_force groups only: the model's parameters, "
                                    "any of tau, v0, sigma, ped_factor, fov_phi, fov_factor, u0, "
                                    "r, space_factor, max_speed_factor, cutoff (defaults: "
-                                   "pysocialforce's, see orca_env.behaviours.social_force)",
+                                   "pysocialforce's), the contact model's A, wall_A, B, k, "
+                                   "kappa, mass, substeps (Helbing, Farkas and Vicsek 2000; off "
+                                   "by default), social_factor, lambda_importance, gamma, n, "
+                                   "n_prime (pysocialforce's SocialForce; off by default), and "
+                                   "model: pysocialforce or helbing_farkas_vicsek (their "
+                                   "defaults first); see orca_env.behaviours.social_force",
                                    kind=dict, optional=True)
     replay: dict | None = _f(None, "replay groups only: {file: ETH/UCY text file (frame, "
                              "pedestrian id, x, y per line; a path, or a shipped sample's name "
@@ -412,6 +417,10 @@ class ObservationConfig:
                     "reset, 1 on the last step) as the observation's last feature: with a "
                     "time limit the best action depends on the time left (Pardo et al. 2018, "
                     "'Time Limits in Reinforcement Learning')", kind=bool)
+    stall: bool = _f(False, "append the agent's own stall time, how long it has been slow "
+                     "(the stall detector's counter of consecutive slow steps, see stall) as a "
+                     "fraction of stall.window, clipped to [0, 1], just before the time "
+                     "feature (orca_env.observations)", kind=bool)
     lidar: LidarConfig | None = _f(None, "LiDAR scan section (LidarConfig keys: beams, range, "
                                    "noise, fov); null: no scan. The scan follows the segments "
                                    "(and the heading features), before the scenario's own "
@@ -581,7 +590,8 @@ class EnvConfig:
         Keys added after canonical reports (``metrics.json``) existed are left out while they
         hold their default (:data:`_LATER_KEYS`: ``rewards.extra`` while empty, the groups'
         visibility, padding and ``randomize_attributes``, ``time_limit_rule``,
-        ``collision_check``, ``action``, ``observation.layout`` and ``observation.time``), so
+        ``collision_check``, ``action``, ``observation.layout``, ``observation.time`` and
+        ``observation.stall``), so
         configs that do not use them serialise as they did before the keys existed and their
         reports keep their bytes.
         Loading the dict back gives the same config.
@@ -608,7 +618,7 @@ class EnvConfig:
 _LATER_KEYS = {"env": {"time_limit_rule": "steps", "collision_check": "swept", "mixture": None,
                        "action": "velocity"},
                "observation": {"layout": "metric", "time": False, "lidar": None, "fov": 360.0,
-                               "occlusion": False},
+                               "occlusion": False, "stall": False},
                "group": {"avoids": None, "visible_to": None, "orca_padding": 0.0,
                          "randomize_attributes": False, "kinematics": "holonomic"}}
 
@@ -693,7 +703,8 @@ def universal_observation(config: Any) -> dict | None:
 
     Returns:
         ``{"layout": "universal", "frame", "num_agents", "num_obstacles"}`` (K and M resolved:
-        the universal defaults when unset; plus ``"time": True`` with ``observation.time``)
+        the universal defaults when unset; plus ``"time": True`` with ``observation.time`` and
+        ``"stall": True`` with ``observation.stall``)
         when ``config`` observes with the universal layout, else ``None``. ``range`` is left
         out: in the universal layout it is the unit of lengths, each scenario's own. Applied to
         any other config, these settings give it the very observation space of ``config``:
@@ -712,6 +723,8 @@ def universal_observation(config: Any) -> dict | None:
            else ob.num_obstacles}
     if ob.time:
         out["time"] = True
+    if ob.stall:
+        out["stall"] = True
     out.update(sensor_settings(ob))
     return out
 
@@ -745,7 +758,8 @@ def policy_settings(config: Any) -> dict:
     Returns:
         ``{"action": "velocity" | "residual"}`` (what the policy's actions mean), plus
         ``"observation"``: :func:`universal_observation` when ``config`` observes with the
-        universal layout, else ``{"time": True}`` when it observes the time. Evaluation merges
+        universal layout, else ``{"time": True}`` / ``{"stall": True}`` (or both) when it
+        observes the time or its stall time. Evaluation merges
         them into the env config before it builds the env (keys given explicitly still win; the
         model's loader then refuses a mismatch).
     """
@@ -756,8 +770,9 @@ def policy_settings(config: Any) -> dict:
     universal = universal_observation(cfg)
     if universal is not None:
         out["observation"] = universal
-    elif cfg.observation.time:
-        out["observation"] = {"time": True}
+    elif cfg.observation.time or cfg.observation.stall:
+        own = {"time": cfg.observation.time, "stall": cfg.observation.stall}
+        out["observation"] = {k: True for k, v in own.items() if v}
     return out
 
 

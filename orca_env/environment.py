@@ -53,7 +53,7 @@ def make_batch(env: OrcaEnv, num_worlds: int, num_threads: int) -> WorldBatch:
     wc = env.world_config
     space = env.observation_spaces[env.possible_agents[0]]
     spec = {"kk": wc.num_obs_agents, "mm": wc.num_obs_obstacles, "universal": wc.universal,
-            "time_obs": wc.time_obs, "extra_obs": len(wc.extra_obs),
+            "time_obs": wc.time_obs, "stall_obs": wc.stall_obs, "extra_obs": len(wc.extra_obs),
             "heading_obs": wc.heading_obs, "beams": wc.lidar_beams}
     return WorldBatch(num_worlds, len(env.possible_agents), space.shape[0], space.low,
                       space.high, spec, len(wc.reward_term_names), num_threads)

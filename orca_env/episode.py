@@ -22,7 +22,7 @@ from .config import EnvConfig, GroupConfig, parse_section, tolerance_parts
 from .core import Simulator, families
 from .guidance import Roadmap
 from .kinematics import HOLONOMIC
-from .observations import TIME_FEATURE, UNIVERSAL_DEFAULTS, sensor_features
+from .observations import STALL_FEATURE, TIME_FEATURE, UNIVERSAL_DEFAULTS, sensor_features
 from .rewards import TERMS, extra_weights
 from .scenarios import SpawnError, make_scenario
 from .scenarios.base import RANDOM_RADIUS, RANDOM_SPEED
@@ -88,7 +88,9 @@ def _env_kernels() -> list:
         (guidance._select, (I1, F2, F2, F1, F2, F2, F2, I1, I1, F2, F2, F1)),
         # social-force humans (their steer function, every world at once)
         (social_force.social_forces,
-         (I1, I1, I1, F2, F2, B1, I1, I1, F2, F1, F2, F1r, F2, I1, I1, F2)),
+         (I1, I1, I1, F2, F2, B1, I1, I1, F2, F2, F1, F1, F2, F1r, F2, I1, I1, F2)),
+        (social_force.sub_stepped,
+         (I1, I1, I1, F2, F2, B1, I1, I1, F2, F2, F1, F1, F2, F1, F1r, F2, I1, I1, F2)),
         (social_force._integrate, (I1, I1, F2, F2, F2, F1, F1, F1r, F2)),
         # what the renderer shows of a sensor (sensors.sensor_view)
         (sensors.sensor_axes, (I1, F2, F2, F1, I1, b1, F2)),
@@ -190,6 +192,7 @@ class WorldConfig:
         self.reward_term_names = TERMS + self.extra_terms
         self.extra_obs = tuple(sc.EXTRA_OBSERVATIONS)
         self.time_obs = bool(ob.time)
+        self.stall_obs = bool(ob.stall)
         # Sensors (orca_env.sensors): heading features where a learned agent's model has a
         # heading, the LiDAR scan, the neighbour sensor's cone (cosine of its half angle).
         t = self.table
@@ -203,8 +206,10 @@ class WorldConfig:
         self.occlusion = bool(ob.occlusion)
         self.sensor_features = sensor_features(self.heading_obs, self.lidar_beams,
                                                self.lidar_range, self.universal)
-        # Features after the agents and segments: the sensors', the scenario's, the time.
+        # Features after the agents and segments: the sensors', the scenario's, the stall
+        # time, the time.
         self.obs_features = self.sensor_features + self.extra_obs + \
+            ((STALL_FEATURE,) if self.stall_obs else ()) + \
             ((TIME_FEATURE,) if self.time_obs else ())
         tol = cfg.collision_tolerance
         #: Tolerated overlap: ``tol_abs`` metres plus ``tol_rel`` times the smaller radius.

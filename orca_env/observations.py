@@ -23,13 +23,16 @@ S + 0, 1           heading (non-holonomic only): cos, sin in the obs. frame     
 S + 2              angular velocity / its bound ω (non-holonomic only)          -1       1
 S + H + b          LiDAR beam b (``observation.lidar``): range reading, m      0        ρ_L
 S + H + B + j      the scenario's j-th own feature (``EXTRA_OBSERVATIONS``)    low_j    high_j
+S + H + B + E      own stall time (stall: true), slow steps / stall window     0        1
 last (time: true)  elapsed fraction of the time limit, step / last step        0        1
 =================  ==========================================================  =======  ======
 
 ``S = 8 + 6K + 5M`` is where the sensor block starts; ``H`` is 3 when a learned agent's motion
 model is not ``holonomic`` (its heading and angular velocity, see below), else 0; ``B`` is the
-number of LiDAR beams (0 without ``observation.lidar``) and ``ρ_L`` the LiDAR range. Without
-them (the default) the layout is exactly the one of earlier versions.
+number of LiDAR beams (0 without ``observation.lidar``) and ``ρ_L`` the LiDAR range; ``E`` is
+the number of the scenario's own features. The stall time (``observation.stall: true``) is the
+last feature without ``time``, the one before it with ``time``. Without these options (the
+default) the layout is exactly the one of earlier versions.
 
 ``V`` is the largest max speed and ``R`` the largest radius among all agents of the env.
 Padding entries are all zero. Values are clipped to the bounds after the cast to float32, so
@@ -67,6 +70,7 @@ S + 0, 1           heading (non-holonomic only): cos, sin in the obs. frame     
 S + 2              angular velocity / its bound ω (non-holonomic only)          -1       1
 S + H + b          LiDAR beam b: range reading / LiDAR range ρ_L (1: no hit)   0        1
 S + H + B + j      the scenario's j-th own feature (``EXTRA_OBSERVATIONS``)    low_j    high_j
+S + H + B + E      own stall time (stall: true), slow steps / stall window     0        1
 last (time: true)  elapsed fraction of the time limit, step / last step        0        1
 =================  ==========================================================  =======  ======
 
@@ -93,6 +97,21 @@ Sensors (either layout)
 ``observation.occlusion`` restrict which agents fill the K neighbour slots (the K nearest
 *sensed* ones). Neither changes any other index.
 
+Stall time (``observation.stall: true``, either layout)
+-------------------------------------------------------
+One more feature before the time (last without it): how long the agent has been slow, its
+stall detector's count of consecutive steps below ``stall.speed_fraction`` of its max speed away
+from its goal (0 again once it moves or arrives), over ``stall.window``, clipped to [0, 1]
+(:data:`STALL_FEATURE`): 0 while it moves, 1 once the detector flags it stalled. The rest of
+the observation shows the agent's speed now, not how long it has been stuck, which decides
+whether waiting is still worth it. Off by default, so existing policies keep their observation.
+
+K and M (the universal layout's slots, ``observation.num_agents`` and ``num_obstacles``) may be
+anything up to :data:`~orca_env.config.MAX_OBSERVED` (1024) each; the K nearest observed agents
+fill the slots nearest first, and a crowd smaller than K leaves the rest as padding (present
+flag 0, every entry 0). The crowd-navigation networks of :mod:`orca_env.training.networks` pool
+over the present slots only, so one network reads any crowd size up to K.
+
 Time (``observation.time: true``, either layout)
 ------------------------------------------------
 One more feature after everything else: the step count over the step on which the episode
@@ -117,13 +136,15 @@ from .frames import AT_GOAL_EPS, frame_axis, to_frame
 __all__ = ["obs_size", "obs_bounds", "make_space", "build_observations", "OWN", "PER_AGENT",
            "PER_SEGMENT", "UNIVERSAL_DEFAULTS", "UNIVERSAL_REL_SPEED",
            "universal_bounds", "make_universal_space", "build_observations_universal",
-           "TIME_FEATURE", "time_fraction", "sensor_features", "fill_sensors"]
+           "TIME_FEATURE", "STALL_FEATURE", "time_fraction", "sensor_features", "fill_sensors"]
 
 OWN = 8
 PER_AGENT = 6
 PER_SEGMENT = 5
 #: The ``observation.time`` feature as an extra feature ``(name, low, high)``: appended last.
 TIME_FEATURE = ("time", 0.0, 1.0)
+#: The ``observation.stall`` feature ``(name, low, high)``: just before the time feature.
+STALL_FEATURE = ("stall", 0.0, 1.0)
 #: Bound of the universal layout's relative velocities, in units of the agent's max speed.
 UNIVERSAL_REL_SPEED = 4.0
 

@@ -82,7 +82,8 @@ class WorldBatch:
         obs_size, low, high: the observation size and its bounds (the same in every world).
         spec: dict of the observation layout shared by every world: ``kk``, ``mm`` (agents
             and segments observed), ``universal``, ``time_obs``, ``extra_obs`` (count), and
-            optionally ``heading_obs`` (heading features) and ``beams`` (LiDAR beams).
+            optionally ``heading_obs`` (heading features), ``beams`` (LiDAR beams) and
+            ``stall_obs`` (the stall-time feature).
         num_terms: reward terms per row (built-in plus the scenario's).
         num_threads: threads stepping blocks of worlds (results do not depend on it).
     """
@@ -97,7 +98,8 @@ class WorldBatch:
                           n_extra=int(spec["extra_obs"]), low=low.astype(np.float32),
                           high=high.astype(np.float32), max_nbr=0,
                           heading_obs=bool(spec.get("heading_obs", False)),
-                          beams=int(spec.get("beams", 0)))
+                          beams=int(spec.get("beams", 0)),
+                          stall_obs=bool(spec.get("stall_obs", False)))
         self.episodes: list[WorldEpisode | None] = [None] * B
         self.step_counts = np.zeros(B, dtype=np.int64)
         self.clock = np.zeros(B)

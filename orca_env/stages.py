@@ -71,7 +71,7 @@ Settings = namedtuple("Settings", (
 #: The observation layout every world shares (with the sensor block: heading features, LiDAR
 #: beams), and the largest ``max_neighbors``.
 Spec = namedtuple("Spec", ("kk", "mm", "universal", "time_obs", "n_extra", "low", "high",
-                           "max_nbr", "heading_obs", "beams"))
+                           "max_nbr", "heading_obs", "beams", "stall_obs"))
 #: Scratch, and what phase A leaves for phase B (per slot: at_goal .. dist; per row: hit ..).
 #: ``cmd`` (per slot): the commanded (v, omega) of non-holonomic models; ``vlines`` and
 #: ``n_vlines``: NH-ORCA's velocity polygons handed to the core.
@@ -221,10 +221,12 @@ def _proximity(live, pos, active, kd, radius, ob, nodes, range_sq, kk, mm, axes,
 def _observe(live, rows, pos, vel, radius, max_speed, targets_all, path_len, dirs, nbr, seg,
              closest, universal, world_frame, obs_range, time_step, low, high, n_extra,
              time_obs, step, last_step, extra_obs, obs_out, heading_obs, heading, ang_vel,
-             kin_param, kin, scan, lidar_range):
+             kin_param, kin, scan, lidar_range, stall_obs, stall, window):
     """Observations of the live agents into their rows of ``obs_out``.
 
-    ``scan`` (nl, beams) holds the LiDAR readings (m) of the live agents (beams 0: none). In a
+    ``scan`` (nl, beams) holds the LiDAR readings (m) of the live agents (beams 0: none);
+    with ``stall_obs``, ``stall`` (the world's slots) are their consecutive slow steps and
+    ``window`` the stall window (:data:`~orca_env.observations.STALL_FEATURE`). In a
     layout with heading features, a holonomic learner (beside non-holonomic ones) reports its
     sensor's heading, the frame's x axis, and no rotation.
     """
@@ -258,11 +260,15 @@ def _observe(live, rows, pos, vel, radius, max_speed, targets_all, path_len, dir
             fill_sensors(obs, q, col, heading_obs, pos[i, 0], pos[i, 1], targets[q, 0],
                          targets[q, 1], h, av, w, world_frame, scan, inv_range, low, high)
     d = low.shape[0]
-    e0 = d - n_extra - (1 if time_obs else 0)
+    e0 = d - n_extra - (1 if time_obs else 0) - (1 if stall_obs else 0)
     for q in range(nl):
         for j in range(n_extra):  # the scenario's features, clipped to their bounds
             v = np.float32(extra_obs[rows[q], j])
             obs[q, e0 + j] = min(max(v, low[e0 + j]), high[e0 + j])
+    if stall_obs:  # just before the time
+        c = d - 1 - (1 if time_obs else 0)
+        for q in range(nl):
+            obs[q, c] = min(stall[live[q]] / window, 1.0)
     if time_obs:
         tf = time_fraction(step, last_step)
         for q in range(nl):
@@ -421,7 +427,8 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
                  prox.seg, prox.closest, spec.universal, st.world_frame[b], st.obs_range[b], dt,
                  spec.low, spec.high, spec.n_extra, spec.time_obs, step_count[b],
                  st.last_step[b], rows.extra_obs, rows.obs, spec.heading_obs, sl.heading[a0:a1],
-                 sl.ang_vel[a0:a1], sl.kin_param[a0:a1], kin, scan, st.lidar_range[b])
+                 sl.ang_vel[a0:a1], sl.kin_param[a0:a1], kin, scan, st.lidar_range[b],
+                 spec.stall_obs, sl.stall[a0:a1], st.window[b])
         if mode == OBSERVE:
             for q in range(nl):
                 rows.sep[rr[q]] = prox.sep[q]

@@ -83,6 +83,19 @@ class OrcaVectorEnv(VectorEnv):
       entry per row, as Gymnasium's ``DictInfoToList`` expects. ``metadata["autoreset_mode"]``
       says which mode an env runs.
 
+    ## Resetting some worlds
+
+    ``reset(options={"reset_mask": mask})`` starts new episodes in some worlds only
+    (Gymnasium's partial reset, as its ``SyncVectorEnv`` does it): ``mask`` is a (B*L,) bool
+    array over rows in which every world's rows agree (a world resets as a whole: its agents
+    share it). ``seed`` as for a full reset (``None`` continues each world's generator; an int
+    gives world ``b`` the seed ``seed + b``; a list has one entry per world), read for the
+    masked worlds only. It returns the full ``obs``: the masked rows' first observations, the
+    other rows what the last ``step`` or ``reset`` returned; ``info["reset_mask"]`` is the
+    mask, ``info["alive"]`` every row, and with ``infos="numeric"`` each key's array holds the
+    first observations' values on the masked rows (zero elsewhere). A world pending a
+    ``NEXT_STEP`` autoreset that is reset this way is not reset again on the next step.
+
     Gymnasium's ``RecordEpisodeStatistics`` counts per row: with several learned agents per
     world and ``finished_agents="leave"``, a finished agent's idle steps until its world resets
     count into its row's next episode; with ``"absorb"`` a row's episode is its world's and its
@@ -168,6 +181,7 @@ class OrcaVectorEnv(VectorEnv):
         self._warned_clip = False
         self._norm_clip = wc.learned_kinematics == "holonomic"  # see step.clip_actions
         self._started = False
+        self._obs: np.ndarray | None = None  # what the last reset or step returned
         self._term_names = e.reward_term_names
         self._absorb = finished_agents == "absorb"
         # What each row did last (the absorbing state; numeric infos' last status).
@@ -251,11 +265,15 @@ class OrcaVectorEnv(VectorEnv):
         """
         if options is not None and not isinstance(options, dict):
             raise ValueError(f"options must be None or a dict, got {options!r}")
-        if options:  # no key is read: say so rather than ignore it silently
+        options = dict(options or {})
+        mask = options.pop("reset_mask", None)
+        if options:  # no other key is read: say so rather than ignore it silently
             # A warning, not an error: PettingZoo's API test resets with options={"options": 1}.
             warnings.warn(f"options: this env reads no reset options, ignoring "
                           f"{sorted(map(str, options))[:5]} (set them in the env config)",
                           UserWarning, stacklevel=2)
+        if mask is not None:
+            return self._reset_some(mask, seed)
         seeds = self._world_seeds(seed, self.num_worlds)
         if seed is None and not self._started:
             seeds = self._seeds
@@ -265,10 +283,48 @@ class OrcaVectorEnv(VectorEnv):
         self._reset_worlds(list(range(self.num_worlds)), seeds, obs, sep)
         self._pending[:] = False
         self._warned_clip = False
+        self._obs = obs
         info: dict[str, Any] = {"alive": self._batch.alive.copy()}
         if self.infos == "numeric":
             info.update(reset_columns(self._slot_ids(), self._batch.slots, self._term_names,
                                       sep))
+        return obs, info
+
+    def _reset_some(self, mask: Any, seed: Any):
+        """``reset(options={"reset_mask": mask})``: new episodes of the masked worlds only."""
+        if not self._started:
+            raise RuntimeError("reset(options={'reset_mask': ...}) before the first reset(): "
+                               "reset every world first")
+        B, L = self.num_worlds, self.num_agents_per_world
+        m = np.asarray(mask)
+        if m.shape != (self.num_envs,) or m.dtype != np.bool_:
+            raise ValueError(f"options['reset_mask'] must be a ({self.num_envs},) bool array "
+                             f"over rows, got shape {m.shape} dtype {m.dtype}")
+        by_world = m.reshape(B, L)
+        mixed = np.flatnonzero(by_world.any(axis=1) != by_world.all(axis=1))
+        if mixed.size:
+            b = int(mixed[0])
+            raise ValueError(f"options['reset_mask']: the rows {b * L}..{(b + 1) * L - 1} of "
+                             f"world {b} must be all True or all False (its agents share the "
+                             f"world, which resets as a whole), got "
+                             f"{by_world[b].astype(int).tolist()}")
+        worlds = np.flatnonzero(by_world[:, 0])
+        if not worlds.size:
+            raise ValueError("options['reset_mask'] selects no row: give at least one world")
+        seeds = self._world_seeds(seed, B)
+        obs = self._obs.copy()
+        sep = np.full(self.num_envs, np.inf)
+        rows = self._reset_worlds(worlds.tolist(), [seeds[b] for b in worlds], obs, sep)
+        self._pending[worlds] = False
+        self._obs = obs
+        info: dict[str, Any] = {"alive": self._batch.alive.copy(), "reset_mask": m.copy()}
+        if self.infos == "numeric":
+            first = reset_columns(self._slot_ids()[rows], self._batch.slots, self._term_names,
+                                  sep[rows])
+            for k, col in first.items():
+                full = np.zeros(self.num_envs, dtype=col.dtype)
+                full[rows] = col
+                info[k] = full
         return obs, info
 
     def _actions(self, actions: Any) -> np.ndarray:
@@ -359,6 +415,7 @@ class OrcaVectorEnv(VectorEnv):
             info["collided_with"] = res.hit
         elif numeric is not None:
             info.update(numeric)
+        self._obs = obs
         return obs, res.reward, res.term, res.trunc, info
 
     @property

@@ -300,3 +300,79 @@ def test_crowd_agents_at_their_goal_get_new_ones():
 def test_one_world_next_step_is_bit_identical():
     resets, finished = run_pair("blocks", 1, 100, seed=2, mode=NEXT, max_steps=30)
     assert resets >= 2 and finished > 0
+
+
+# -- partial resets (reset(options={"reset_mask": ...})) -----------------------------------
+@pytest.mark.parametrize("infos", [False, "numeric"])
+def test_partial_reset_is_a_world_reset_with_its_seed(infos):
+    """World 1 reset alone: it starts as a single env reset with its seed and then steps
+    like it; worlds 0 and 2 go on exactly as in a vector env that was not reset."""
+    B, L = 3, 16
+    v = OrcaVectorEnv("circle_dense", B, seed=4, infos=infos)
+    ref = OrcaVectorEnv("circle_dense", B, seed=4, infos=infos)
+    single = orca_env.parallel_env("circle_dense", infos=infos or "full")
+    rng = np.random.default_rng(0)
+    v.reset(), ref.reset()
+    for _ in range(5):
+        act = rng.uniform(-1, 1, (B * L, 2))
+        last, *_ = v.step(act)
+        ref.step(act)
+    mask = np.zeros(B * L, dtype=bool)
+    mask[L:2 * L] = True
+    obs, info = v.reset(seed=[0, 77, 0], options={"reset_mask": mask})
+    assert np.array_equal(info["reset_mask"], mask) and info["alive"].all()
+    assert np.array_equal(obs[~mask], last[~mask])  # the other rows: their last observation
+    o, inf = single.reset(seed=77)
+    for k, a in enumerate(single.possible_agents):
+        assert np.array_equal(obs[L + k], o[a])
+        if infos == "numeric":
+            for key, val in inf[a].items():
+                assert info[key][L + k] == val, key
+    for _ in range(20):
+        act = rng.uniform(-1, 1, (B * L, 2))
+        obs, rew, term, trunc, _ = v.step(act)
+        o_ref, rew_ref, *_ = ref.step(act)
+        assert np.array_equal(obs[~mask], o_ref[~mask]) and np.array_equal(rew[~mask],
+                                                                             rew_ref[~mask])
+        if single.agents:
+            o, r, *_ = single.step({a: act[L + single.possible_agents.index(a)]
+                                    for a in single.agents})
+            for a in o:
+                k = single.possible_agents.index(a)
+                assert np.array_equal(obs[L + k], o[a]) and rew[L + k] == r[a]
+
+
+def test_partial_reset_clears_a_pending_next_step_reset():
+    v = OrcaVectorEnv("circle_dense", 2, seed=3, finished_agents="absorb", max_steps=5,
+                      autoreset_mode=NEXT)
+    v.reset()
+    for _ in range(5):
+        obs, rew, term, trunc, info = v.step(np.zeros((32, 2)))
+    assert (term | trunc).all()  # both worlds ended: pending a reset on the next step
+    mask = np.repeat([True, False], 16)
+    v.reset(options={"reset_mask": mask})
+    obs, rew, term, trunc, info = v.step(np.zeros((32, 2)))
+    assert not info["world_reset"][:16].any() and info["active"][:16].all()  # world 0 stepped
+    assert info["world_reset"][16:].all()  # world 1 resets now, as NEXT_STEP does
+
+
+def test_partial_reset_errors():
+    v = OrcaVectorEnv("circle_dense", 2, seed=3)
+    good = np.repeat([True, False], 16)
+    with pytest.raises(RuntimeError, match="before the first reset"):
+        v.reset(options={"reset_mask": good})
+    v.reset()
+    before, *_ = v.step(np.zeros((32, 2)))
+    half = good.copy()
+    half[3] = False
+    for mask, match in [(half, r"rows 0\.\.15 of world 0 must be all True or all False"),
+                        (good[:16], r"\(32,\) bool array over rows, got shape \(16,\)"),
+                        (good.astype(int), "dtype int64"),
+                        (np.zeros(32, dtype=bool), "selects no row")]:
+        with pytest.raises(ValueError, match=match):
+            v.reset(options={"reset_mask": mask})
+    after, *_ = v.step(np.zeros((32, 2)))  # nothing was reset by the failed calls
+    ref = OrcaVectorEnv("circle_dense", 2, seed=3)
+    ref.reset()
+    ref.step(np.zeros((32, 2)))
+    assert np.array_equal(after, ref.step(np.zeros((32, 2)))[0])

@@ -17,6 +17,8 @@ A training config is YAML in rl-baselines3-zoo style; unknown keys are errors:
                     a list, or {pi, vf} for ppo and {pi, qf} for sac), activation_fn by name
                     (tanh, relu, elu, leaky_relu, gelu, silu), log_std_init and a few flags;
                     classes (optimizer_class, features_extractor_class) are refused;
+                    extractor (mlp, deepsets, sarl) and extractor_kwargs select a crowd
+                    network over the universal layout (check_extractor; either backend);
                     (rllib) RLlib DefaultModelConfig fields, checked alike: fcnet_hiddens and
                     head_fcnet_hiddens (as net_arch), their activations by name, layernorm
                     flags, free_log_std, log_std_clip_param, vf_share_layers (no initializers)
@@ -63,8 +65,9 @@ __all__ = ["TrainConfigError", "DEFAULT_CONFIG", "REPO_ROOT", "DEFAULTS", "EVAL_
            "BACKEND_KEYS", "STAGE_KEYS", "BOOTSTRAP_MODES", "resolve_config_path",
            "load_train_config", "config_backend", "check_bootstrap", "check_rllib_config",
            "stage_schedule", "normalizes_observations", "policy_kwargs_from_config",
-           "check_model_config", "SB3_POLICY_KWARGS", "RLLIB_POLICY_KWARGS", "MAX_LAYER_WIDTH",
-           "MAX_LAYERS",
+           "check_model_config", "check_extractor", "extractor_arguments", "EXTRACTORS",
+           "EXTRACTOR_DEFAULTS", "EXTRACTOR_NORMALIZE_REASON", "SB3_POLICY_KWARGS",
+           "RLLIB_POLICY_KWARGS", "MAX_LAYER_WIDTH", "MAX_LAYERS",
            "THREADS_ENV", "default_torch_threads"]
 
 #: The default training config (a dense symmetric circle crossing where pure ORCA jams).
@@ -104,16 +107,34 @@ ACTIVATIONS = ("tanh", "relu", "elu", "leaky_relu", "gelu", "silu")
 #: such as ``optimizer_class`` cannot be named; ``use_sde`` is ``hyperparams.use_sde``).
 SB3_POLICY_KWARGS = {
     "ppo": ("net_arch", "activation_fn", "log_std_init", "ortho_init", "full_std", "use_expln",
-            "squash_output", "share_features_extractor", "normalize_images"),
+            "squash_output", "share_features_extractor", "normalize_images", "extractor",
+            "extractor_kwargs"),
     "sac": ("net_arch", "activation_fn", "log_std_init", "use_expln", "clip_mean", "n_critics",
-            "share_features_extractor", "normalize_images"),
+            "share_features_extractor", "normalize_images", "extractor", "extractor_kwargs"),
 }
+#: The networks ``policy_kwargs.extractor`` may name (both backends): ``mlp`` (the default:
+#: the flat observation into the MLP), or the crowd networks of
+#: :mod:`orca_env.training.networks` over the universal layout.
+EXTRACTORS = ("mlp", "deepsets", "sarl")
+#: ``policy_kwargs.extractor_kwargs`` of each crowd network and their defaults (layer sizes as
+#: ``net_arch``'s; see :class:`orca_env.training.networks.CrowdEncoder`).
+EXTRACTOR_DEFAULTS: dict[str, dict[str, Any]] = {
+    "deepsets": {"embed": [64, 32], "segment": [32, 32], "pooling": "mean"},
+    "sarl": {"embed": [64, 32], "attention": [32], "value": [32], "segment": [32, 32],
+             "pooling": "mean", "global_state": True},
+}
+#: Why the crowd networks need raw observations (the message of the error, and the docs').
+EXTRACTOR_NORMALIZE_REASON = (
+    "the crowd networks read the present flags of the universal layout to mask padded slots, "
+    "and VecNormalize would shift the flags and the padding's zeros; the universal layout is "
+    "already scaled to about [-1, 1]")
 #: The RLlib ``DefaultModelConfig`` fields a config's ``policy_kwargs`` may set (backend
 #: rllib): plain data only (no initializer, which RLlib resolves by name or takes as a
 #: callable; no LSTM or convolution, which the flat observations do not use).
 RLLIB_POLICY_KWARGS = ("fcnet_hiddens", "fcnet_activation", "fcnet_use_layernorm",
                        "head_fcnet_hiddens", "head_fcnet_activation", "head_fcnet_use_layernorm",
-                       "free_log_std", "log_std_clip_param", "vf_share_layers")
+                       "free_log_std", "log_std_clip_param", "vf_share_layers", "extractor",
+                       "extractor_kwargs")
 #: The activations RLlib's torch models take by name.
 RLLIB_ACTIVATIONS = ("tanh", "relu", "elu", "silu", "swish", "linear")
 #: The sub-networks a ``net_arch`` mapping may name, per algorithm.
@@ -343,6 +364,8 @@ def check_model_config(cfg: dict, backend: str = "sb3", where: str | None = None
         if not isinstance(cfg.get(key, {}), dict):
             raise fail(f"training config key {key!r} must be a mapping, got "
                        f"{_short(cfg.get(key))}")
+    if backend in ("sb3", "rllib"):
+        check_extractor(cfg, fail)
     if backend == "rllib":
         _check_rllib_policy_kwargs(cfg.get("policy_kwargs", {}), fail)
         return
@@ -358,6 +381,8 @@ def check_model_config(cfg: dict, backend: str = "sb3", where: str | None = None
                     else "")
             raise fail(f"training config key {name!r} is not a {algo} policy argument a "
                        f"config may set{hint}; valid: {list(allowed)}")
+        if key in ("extractor", "extractor_kwargs"):
+            continue  # check_extractor
         if key == "activation_fn":
             if not isinstance(value, str) or value not in ACTIVATIONS:
                 raise fail(f"policy_kwargs.activation_fn must be one of {list(ACTIVATIONS)}, "
@@ -381,6 +406,97 @@ def check_model_config(cfg: dict, backend: str = "sb3", where: str | None = None
                        f"{_short(value)}")
 
 
+def check_extractor(cfg: dict, fail: Any = ValueError) -> None:
+    """``policy_kwargs.extractor`` and ``extractor_kwargs`` of a config (either backend).
+
+    A crowd network (``deepsets``, ``sarl``) needs the env's universal layout with K >= 1 (it
+    splits the observation by it) and raw observations (``normalize: false`` or
+    ``{norm_obs: false}``: :data:`EXTRACTOR_NORMALIZE_REASON`).
+
+    Args:
+        cfg: The training config (``policy_kwargs``, ``env``, ``normalize``).
+        fail: Makes the exception of a message (check_model_config's prefixes the file).
+
+    Raises:
+        ValueError: One line naming the key and the value.
+    """
+    pk = cfg.get("policy_kwargs") or {}
+    name = pk.get("extractor", "mlp")
+    if not isinstance(name, str) or name not in EXTRACTORS:
+        raise fail(f"training config key 'policy_kwargs.extractor' must be one of "
+                   f"{list(EXTRACTORS)}, got {_short(name)}")
+    kw = pk.get("extractor_kwargs", {})
+    if not isinstance(kw, dict):
+        raise fail(f"training config key 'policy_kwargs.extractor_kwargs' must be a mapping, "
+                   f"got {_short(kw)}")
+    if name == "mlp":
+        if kw:
+            raise fail(f"training config key 'policy_kwargs.extractor_kwargs' needs "
+                       f"policy_kwargs.extractor deepsets or sarl, got extractor mlp and "
+                       f"{_short(kw)}")
+        return
+    allowed = EXTRACTOR_DEFAULTS[name]
+    for key, value in kw.items():
+        where = f"policy_kwargs.extractor_kwargs.{key}"
+        if key not in allowed:
+            raise fail(f"training config key {where!r} is not a {name} setting; valid: "
+                       f"{list(allowed)}")
+        if isinstance(allowed[key], list):
+            _check_layer_sizes(where, value, fail)
+            if not value:
+                raise fail(f"training config key {where!r} needs at least one layer, got []")
+        elif key == "pooling":
+            if value not in ("mean", "sum"):
+                raise fail(f"training config key {where!r} must be mean or sum, got "
+                           f"{_short(value)}")
+        elif not isinstance(value, bool):
+            raise fail(f"training config key {where!r} must be true or false, got "
+                       f"{_short(value)}")
+    from orca_env.config import universal_observation  # noqa: PLC0415
+
+    env = cfg.get("env")
+    layout = universal_observation(env if env is not None else {})
+    if layout is None:
+        raise fail(f"training config key 'policy_kwargs.extractor' {name} needs env "
+                   f"observation.layout: universal (it splits the observation into own, "
+                   f"neighbour and segment blocks by that layout), got layout metric")
+    if layout["num_agents"] < 1:
+        raise fail(f"training config key 'policy_kwargs.extractor' {name} needs env "
+                   f"observation.num_agents >= 1, got {layout['num_agents']}")
+    if normalizes_observations(cfg):
+        raise fail(f"training config key 'normalize' must be false (or {{norm_obs: false}}) "
+                   f"with policy_kwargs.extractor {name}: {EXTRACTOR_NORMALIZE_REASON}; got "
+                   f"{_short(cfg.get('normalize', DEFAULTS['normalize']))}")
+
+
+def extractor_arguments(pk: dict, env: Any) -> dict | None:
+    """The :class:`~orca_env.training.networks.CrowdEncoder` arguments of checked policy_kwargs.
+
+    Args:
+        pk: ``policy_kwargs`` (checked by :func:`check_extractor`).
+        env: The env config: K and M come from its universal layout.
+
+    Returns:
+        ``{kind, num_agents, num_obstacles, embed, ...}`` (defaults filled in), or ``None``
+        for ``extractor: mlp`` (or none).
+    """
+    from orca_env.config import universal_observation  # noqa: PLC0415
+
+    name = pk.get("extractor", "mlp")
+    if name == "mlp":
+        return None
+    layout = universal_observation(env if env is not None else {})
+    if layout is None:
+        raise ValueError(f"policy_kwargs.extractor {name} needs env observation.layout: "
+                         f"universal, got layout metric")
+    out = {**copy.deepcopy(EXTRACTOR_DEFAULTS[name]), **copy.deepcopy(pk.get(
+        "extractor_kwargs") or {})}
+    if name == "deepsets":
+        out.pop("global_state", None)
+    return {"kind": name, "num_agents": int(layout["num_agents"]),
+            "num_obstacles": int(layout["num_obstacles"]), **out}
+
+
 def _check_layer_sizes(name: str, sizes: Any, fail: Any) -> None:
     """A list of at most :data:`MAX_LAYERS` integers in 1 .. :data:`MAX_LAYER_WIDTH`."""
     if not isinstance(sizes, list) or len(sizes) > MAX_LAYERS:
@@ -396,6 +512,8 @@ def _check_rllib_policy_kwargs(pk: dict, fail: Any) -> None:
     """Backend rllib's ``policy_kwargs`` (RLlib's ``DefaultModelConfig``), as SB3's are checked."""
     for key, value in pk.items():
         name = f"policy_kwargs.{key}"
+        if key in ("extractor", "extractor_kwargs"):
+            continue  # check_extractor
         if key not in RLLIB_POLICY_KWARGS:
             hint = (" (initializers cannot be named in a config)" if "initializer" in str(key)
                     else "")
@@ -495,11 +613,24 @@ def normalizes_observations(config: dict) -> bool:
     return bool(norm)
 
 
-def policy_kwargs_from_config(pk: dict) -> dict:
-    """SB3 ``policy_kwargs`` from the plain map: ``activation_fn`` by name, no ``eval``."""
+def policy_kwargs_from_config(pk: dict, env: Any = None) -> dict:
+    """SB3 ``policy_kwargs`` from the plain map: ``activation_fn`` by name, no ``eval``.
+
+    ``extractor: deepsets | sarl`` becomes SB3's ``features_extractor_class``
+    (:class:`orca_env.training.sb3.extractor.CrowdExtractor`) and its kwargs
+    (:func:`extractor_arguments`: K and M from ``env``, the env config).
+    """
     import torch.nn as nn  # noqa: PLC0415  (torch loads only when a model is built)
 
     out = copy.deepcopy(pk)
+    crowd = extractor_arguments(out, env)
+    out.pop("extractor", None)
+    out.pop("extractor_kwargs", None)
+    if crowd is not None:
+        from .sb3.extractor import CrowdExtractor  # noqa: PLC0415  (imports SB3)
+
+        out["features_extractor_class"] = CrowdExtractor
+        out["features_extractor_kwargs"] = crowd
     names = {"tanh": nn.Tanh, "relu": nn.ReLU, "elu": nn.ELU, "leaky_relu": nn.LeakyReLU,
              "gelu": nn.GELU, "silu": nn.SiLU}
     if "activation_fn" in out:

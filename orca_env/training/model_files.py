@@ -495,7 +495,7 @@ def build_policy(config: dict, observation_space: Any, action_space: Any,
     """
     algo = str(config.get("algo", "ppo")).lower()
     cls = _algo_class(algo)
-    kwargs = policy_kwargs_from_config(config.get("policy_kwargs") or {})
+    kwargs = policy_kwargs_from_config(config.get("policy_kwargs") or {}, config.get("env"))
     # As the algorithms pass it: PPO as an argument, SAC through policy_kwargs.
     kwargs["use_sde"] = bool((config.get("hyperparams") or {}).get("use_sde", False))
     policy = cls.policy_aliases["MlpPolicy"](observation_space, action_space, lambda _: 0.0,

@@ -35,7 +35,7 @@ from tensordict import TensorDict, TensorDictBase
 from torchrl.data import Bounded, Categorical, Composite, Unbounded
 from torchrl.envs import EnvBase
 
-from ..infos import NUMERIC_KEYS, numeric_keys, reset_columns
+from ..infos import NUMERIC_KEYS, numeric_keys
 from ..vector import OrcaVectorEnv
 
 __all__ = ["OrcaTorchRLEnv", "GROUP"]
@@ -177,19 +177,17 @@ class OrcaTorchRLEnv(EnvBase):
     def _reset_worlds(self, worlds: np.ndarray, obs: np.ndarray, info: dict):
         """New episodes of ``worlds`` only: the first observations and infos of their rows."""
         venv = self.vector_env
-        obs = obs.copy()
-        sep = np.full(venv.num_envs, np.inf)
-        # The vector env's own per-world reset (what its NEXT_STEP step does for the worlds
-        # that ended), called now because TorchRL resets a done world before its next step.
-        rows = venv._reset_worlds(worlds.tolist(), [None] * worlds.size, obs, sep)
-        venv._pending[worlds] = False
+        # The vector env's partial reset, called now because TorchRL resets a done world
+        # before its next step (the vector env's NEXT_STEP would do it on that step).
+        mask = np.zeros(venv.num_envs, dtype=bool)
+        mask.reshape(venv.num_worlds, -1)[worlds] = True
+        obs, first = venv.reset(options={"reset_mask": mask})
         info = {k: v.copy() for k, v in info.items()}
-        info["alive"] = venv.alive
+        info["alive"] = first["alive"]
         if self._infos:
-            first = reset_columns(venv._slot_ids()[rows], venv._batch.slots,
-                                  venv._term_names, sep[rows])
-            for k, col in first.items():
-                info[k][rows] = col
+            for k in info:
+                if k in first and k != "alive":
+                    info[k][mask] = first[k][mask]
         w = torch.from_numpy(worlds)
         self._term[w] = False
         self._trunc[w] = False

@@ -9,9 +9,11 @@ adapter, which imports ray.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any
 
+from ..config import extractor_arguments
 from ..model_files import MissingExtraError, env_spaces
 
 __all__ = ["RLLIB_EXTRA", "require_ray", "algorithm_config", "module_spec"]
@@ -57,11 +59,23 @@ def algorithm_config(cfg: dict) -> Any:
         shared_policy_mapping,
     )
 
+    pk = dict(cfg["policy_kwargs"])
+    crowd = extractor_arguments(pk, cfg["env"])
+    pk.pop("extractor", None)
+    pk.pop("extractor_kwargs", None)
     try:
-        model = DefaultModelConfig(**cfg["policy_kwargs"])
+        model = DefaultModelConfig(**pk)
     except TypeError as exc:
         raise ValueError(f"training config key 'policy_kwargs' {cfg['policy_kwargs']!r}: not "
                          f"RLlib DefaultModelConfig fields ({exc})") from exc
+    rl_module: dict[str, Any] = {"model_config": model}
+    if crowd is not None:  # a crowd network (orca_env.training.rllib.module)
+        from ray.rllib.core.rl_module.rl_module import RLModuleSpec  # noqa: PLC0415
+
+        from .module import CROWD_KEY, CrowdPPOModule  # noqa: PLC0415
+
+        rl_module = {"model_config": {**dataclasses.asdict(model), CROWD_KEY: crowd},
+                     "rl_module_spec": RLModuleSpec(module_class=CrowdPPOModule)}
     threads = cfg["torch_threads"]
     config = (
         PPOConfig()
@@ -73,7 +87,7 @@ def algorithm_config(cfg: dict) -> Any:
                      rollout_fragment_length="auto")
         .multi_agent(policies={SHARED_MODULE_ID}, policy_mapping_fn=shared_policy_mapping,
                      count_steps_by="agent_steps")
-        .rl_module(model_config=model)
+        .rl_module(**rl_module)
         .learners(num_learners=0)
         .debugging(seed=cfg["seed"], log_level="WARN")
         .reporting(log_gradients=False)
@@ -93,7 +107,7 @@ def module_spec(cfg: dict, inference_only: bool = True) -> Any:
 
     config = algorithm_config(cfg)
     obs_space, act_space = env_spaces(cfg["env"])
-    default = config.get_default_rl_module_spec()
-    return RLModuleSpec(module_class=default.module_class, observation_space=obs_space,
+    module_class = config.rl_module_spec.module_class  # the default, or CrowdPPOModule
+    return RLModuleSpec(module_class=module_class, observation_space=obs_space,
                         action_space=act_space, model_config=config.model_config,
                         inference_only=inference_only)

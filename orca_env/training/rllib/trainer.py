@@ -19,7 +19,9 @@ A training config with ``backend: rllib`` runs here instead of stable-baselines3
                      ``lambda_``, ``train_batch_size_per_learner``, ``minibatch_size``,
                      ``num_epochs``, ``clip_param``, ...; batch sizes in agent-steps)
     policy_kwargs:   passed to RLlib's ``DefaultModelConfig`` (``fcnet_hiddens``,
-                     ``fcnet_activation``, ``vf_share_layers``, ...)
+                     ``fcnet_activation``, ``vf_share_layers``, ...); ``extractor`` (deepsets,
+                     sarl) and ``extractor_kwargs`` select a crowd network instead of the MLP
+                     encoder (:mod:`orca_env.training.rllib.module`)
     torch_threads:   torch threads of the driver (the learner) and of each env runner
     checkpoint_freq: agent-steps between RLlib checkpoints
     eval:            the final comparison, as for SB3

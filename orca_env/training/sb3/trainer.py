@@ -453,7 +453,8 @@ def _build(cfg: dict, run_dir: str, resume: tuple[str, ...] | None):
                 else {"replay_buffer_class": MaskedReplayBuffer}
             model = algo_cls("MlpPolicy", venv, seed=cfg["seed"], device="cpu",
                              tensorboard_log=tb,
-                             policy_kwargs=policy_kwargs_from_config(cfg["policy_kwargs"]),
+                             policy_kwargs=policy_kwargs_from_config(cfg["policy_kwargs"],
+                                                                     cfg["env"]),
                              verbose=0, **masked, **cfg["hyperparams"])
         except (TypeError, ValueError, AssertionError) as exc:
             raise ValueError(f"training config: {cfg['algo']} rejects its hyperparams "
