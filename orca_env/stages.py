@@ -357,19 +357,18 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
 
             # Motion: each learned agent's model realises ORCA's velocity or its own command;
             # ORCA's telemetry describes a discarded velocity where the command won. The
-            # movers: the live holonomic learners and every active non-holonomic slot (scripted
-            # ones included); a slot's motion touches only its own state, so one loop over the
-            # slots (one inlined copy of ``move``: each copy compiles every model).
-            mover = np.zeros(n, dtype=np.bool_)
-            for q in range(nl):
-                mover[live[q]] = kin[live[q]] == HOLONOMIC
-            if nh:
-                for i in range(n):
-                    if kin[i] != HOLONOMIC and active0[i]:
-                        mover[i] = True
-            for i in range(n):
-                if mover[i] and move(kin[i], i, safe[i], pos0, pos, vel, pref, cmd, heading,
-                                     lin_vel, ang_vel, kp, max_speed[i], dt):
+            # movers: the live holonomic learners, then (with NH-ORCA) every active
+            # non-holonomic slot, scripted ones included; one loop, so one inlined copy of
+            # ``move`` (each copy compiles every model).
+            for k in range(nl + (n if nh else 0)):
+                if k < nl:
+                    i = live[k]
+                    moves = kin[i] == HOLONOMIC
+                else:
+                    i = k - nl
+                    moves = kin[i] != HOLONOMIC and active0[i]
+                if moves and move(kin[i], i, safe[i], pos0, pos, vel, pref, cmd, heading,
+                                  lin_vel, ang_vel, kp, max_speed[i], dt):
                     tele[4][i] = 0.0
                     tele[1][i] = 0
                     tele[2][i] = False
