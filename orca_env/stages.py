@@ -356,23 +356,25 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
             clock[b] += dt
 
             # Motion: each learned agent's model realises ORCA's velocity or its own command;
-            # ORCA's telemetry describes a discarded velocity where the command won. The
-            # movers: the live holonomic learners, then (with NH-ORCA) every active
-            # non-holonomic slot, scripted ones included; one loop, so one inlined copy of
-            # ``move`` (each copy compiles every model).
-            for k in range(nl + (n if nh else 0)):
-                if k < nl:
-                    i = live[k]
-                    moves = kin[i] == HOLONOMIC
-                else:
-                    i = k - nl
-                    moves = kin[i] != HOLONOMIC and active0[i]
-                if moves and move(kin[i], i, safe[i], pos0, pos, vel, pref, cmd, heading,
-                                  lin_vel, ang_vel, kp, max_speed[i], dt):
+            # ORCA's telemetry describes a discarded velocity where the command won.
+            for q in range(nl):
+                i = live[q]
+                if kin[i] == HOLONOMIC and move(kin[i], i, safe[i], pos0, pos, vel, pref, cmd,
+                                                heading, lin_vel, ang_vel, kp, max_speed[i],
+                                                dt):
                     tele[4][i] = 0.0
                     tele[1][i] = 0
                     tele[2][i] = False
                     tele[3][i] = False
+            if nh:  # every active non-holonomic slot, scripted ones included
+                for i in range(n):
+                    if kin[i] != HOLONOMIC and active0[i] and move(
+                            kin[i], i, safe[i], pos0, pos, vel, pref, cmd, heading, lin_vel,
+                            ang_vel, kp, max_speed[i], dt):
+                        tele[4][i] = 0.0
+                        tele[1][i] = 0
+                        tele[2][i] = False
+                        tele[3][i] = False
 
             # Swept collisions of the live agents.
             tol, tol_rel = st.tol[b], st.tol_rel[b]
