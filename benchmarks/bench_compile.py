@@ -25,7 +25,8 @@ load average is printed before and after; the last line is JSON with every figur
         [--skip-cold]
 
 Run it against another checkout with ``PYTHONPATH=/that/checkout`` (the children import
-``orca_env`` from the same path).
+``orca_env`` from the same path; they run in the temporary folder, so the working directory's
+checkout does not win over it).
 """
 
 import argparse
