@@ -25,7 +25,8 @@ load average is printed before and after; the last line is JSON with every figur
         [--skip-cold]
 
 Run it against another checkout with ``PYTHONPATH=/that/checkout`` (the children import
-``orca_env`` from the same path).
+``orca_env`` from the same path; they run in the temporary folder, so the working directory's
+checkout does not win over it).
 """
 
 import argparse
@@ -122,8 +123,10 @@ print(json.dumps({"s": time.perf_counter() - t0, "cpu": time.process_time() - c0
 
 def _child(code, args, cache):
     env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+    # cwd outside any checkout: ``python -c`` puts the working directory first on sys.path,
+    # ahead of PYTHONPATH (from a checkout it would import that checkout's orca_env).
     out = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
-                         text=True, check=False)
+                         text=True, check=False, cwd=os.path.dirname(cache))
     if out.returncode:
         sys.exit(f"child failed ({args}):\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -133,7 +136,8 @@ def _warmup(cache):
     env = dict(os.environ, NUMBA_CACHE_DIR=cache)
     t0, r0 = time.perf_counter(), os.times()
     out = subprocess.run([sys.executable, "-m", "orca_env", "warmup"], env=env, check=False,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         cwd=os.path.dirname(cache))
     if out.returncode:  # a version without the command
         return None
     r1 = os.times()

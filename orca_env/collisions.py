@@ -25,7 +25,7 @@ from numba import njit
 __all__ = ["agent_collisions", "agent_collisions_crowdnav", "obstacle_collisions"]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _sweep_dist_sq(ax, ay, bx, by):
     """Squared distance from the origin to the segment a -> b."""
     ex = bx - ax
@@ -40,7 +40,7 @@ def _sweep_dist_sq(ax, ay, bx, by):
     return x * x + y * y
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def agent_collisions(check, p0, p1, radii, active, tol, hit, tol_rel=0.0):
     """Swept-disc agent-agent collisions of the agents ``check`` against all active agents.
 
@@ -62,7 +62,7 @@ def agent_collisions(check, p0, p1, radii, active, tol, hit, tol_rel=0.0):
     _collisions(check, p0, p1, p1, radii, active, tol, tol_rel, hit)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def agent_collisions_crowdnav(check, p0, p1, v0, dt, radii, active, tol, hit, tol_rel=0.0):
     """CrowdNav's robot-human collision check, for the agents ``check`` against all active ones.
 
@@ -92,7 +92,7 @@ def agent_collisions_crowdnav(check, p0, p1, v0, dt, radii, active, tol, hit, to
     _collisions(check, p0, p1, q1, radii, active, tol, tol_rel, hit)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _collisions(check, p0, p1, q1, radii, active, tol, tol_rel, hit):
     """Checked agent ``i`` moves ``p0[i] -> p1[i]``, every other agent ``j`` ``p0[j] -> q1[j]``.
 
@@ -177,12 +177,12 @@ def _collisions(check, p0, p1, q1, radii, active, tol, tol_rel, hit):
         hit[r] = found
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _point_seg_dist_sq(px, py, ax, ay, bx, by):
     return _sweep_dist_sq(ax - px, ay - py, bx - px, by - py)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _seg_seg_dist_sq(ax, ay, bx, by, cx, cy, dx, dy):
     """Squared distance between segments a-b and c-d (0 when they cross)."""
     d1 = (dx - cx) * (ay - cy) - (dy - cy) * (ax - cx)
@@ -199,7 +199,7 @@ def _seg_seg_dist_sq(ax, ay, bx, by, cx, cy, dx, dy):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def obstacle_collisions(check, p0, p1, radii, points, next_ids, tol, hit, tol_rel=0.0):
     """Swept-disc collisions of the agents ``check`` with every obstacle/boundary segment.
 

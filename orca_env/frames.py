@@ -26,7 +26,7 @@ __all__ = ["frame_axis", "to_frame", "from_frame", "frame_axes", "world_to_frame
 AT_GOAL_EPS = 1e-12
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def frame_axis(to_goal_x, to_goal_y, world_frame):
     """The frame's x axis ``(ex, ey)`` for an agent whose goal lies at ``to_goal``, metres."""
     if world_frame:
@@ -37,25 +37,25 @@ def frame_axis(to_goal_x, to_goal_y, world_frame):
     return 1.0, 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def to_frame(x, y, ex, ey):
     """A world-frame vector in the frame whose x axis is ``(ex, ey)``."""
     return x * ex + y * ey, -x * ey + y * ex
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def from_frame(x, y, ex, ey):
     """A vector given in the frame whose x axis is ``(ex, ey)``, in the world frame."""
     return x * ex - y * ey, x * ey + y * ex
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _axes(to_goal, world_frame, out):
     for i in range(to_goal.shape[0]):
         out[i, 0], out[i, 1] = frame_axis(to_goal[i, 0], to_goal[i, 1], world_frame)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _to_frames(vec, axes, out):
     for i in range(vec.shape[0]):
         out[i, 0], out[i, 1] = to_frame(vec[i, 0], vec[i, 1], axes[i, 0], axes[i, 1])

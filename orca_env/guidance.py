@@ -57,7 +57,7 @@ def corner_points(sim: Any, clearance: float) -> np.ndarray:
     return cand[ok]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _all_pairs(adj_len):
     """Floyd-Warshall on a (v, v) matrix of edge lengths (inf: no edge)."""
     d = adj_len.copy()
@@ -74,7 +74,7 @@ def _all_pairs(adj_len):
     return d
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _goal_costs(goals, radii, verts, dist, points, next_ids, seg_order, boxes):
     """(n, v) path length from each vertex to each agent's goal (inf: unreachable)."""
     n = goals.shape[0]
@@ -100,7 +100,7 @@ def _goal_costs(goals, radii, verts, dist, points, next_ids, seg_order, boxes):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _select(slots, positions, goals, radii, verts, goal_costs, points, next_ids, seg_order,
             boxes, out_targets, out_dist):
     """Waypoint of each slot: the visible candidate minimising |p - v| + cost(v)."""

@@ -248,13 +248,13 @@ def make_universal_space(k: int, m: int, extra: Sequence[tuple[str, float, float
     return spaces.Box(lo, hi, dtype=np.float32)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def time_fraction(step, last_step):
     """The ``observation.time`` feature: ``step / last_step``, at most 1 (float64)."""
     return min(step / last_step, 1.0)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def nearest_clearances(slots, nbr_ids, nbr_dsq, radii, out):
     """Clearance (m) of each agent ``slots`` to its nearest neighbour: distance minus radii.
 
@@ -274,7 +274,7 @@ def nearest_clearances(slots, nbr_ids, nbr_dsq, radii, out):
         out[r] = best
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _fill_others(out, r, px, py, vx, vy, ex, ey, positions, velocities, radii, nbr_ids,
                  seg_ids, seg_closest, unit_dirs, inv_r, inv_v, low, high):
     """Fill row ``r``'s neighbour and segment entries, then clip the layout to its bounds.
@@ -320,7 +320,7 @@ def _fill_others(out, r, px, py, vx, vy, ex, ey, positions, velocities, radii, n
             out[r, c] = high[c]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def build_observations(slots, positions, velocities, radii, max_speeds, targets, path_rem,
                        nbr_ids, seg_ids, seg_closest, unit_dirs, world_frame, low, high, out):
     """Fill ``out`` (len(slots), obs_size) float32 for the agents ``slots``.
@@ -361,7 +361,7 @@ def build_observations(slots, positions, velocities, radii, max_speeds, targets,
                      seg_ids, seg_closest, unit_dirs, 1.0, 1.0, low, high)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def build_observations_universal(slots, positions, velocities, radii, max_speeds, targets,
                                  path_rem, nbr_ids, seg_ids, seg_closest, unit_dirs, world_frame,
                                  obs_range, time_step, low, high, out):
@@ -398,7 +398,7 @@ def build_observations_universal(slots, positions, velocities, radii, max_speeds
                      seg_ids, seg_closest, unit_dirs, inv_r, inv_v, low, high)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def fill_sensors(obs, q, col, heading_obs, px, py, tx, ty, heading, ang_vel, w_bound, world_frame,
                  scan, inv_range, low, high):
     """Row ``q``'s sensor block at ``col`` (module docstring), clipped to its bounds.

@@ -69,7 +69,7 @@ def extra_weights(declared: Mapping[str, float], configured: Mapping[str, object
     return np.array([float(configured.get(n, d)) for n, d in declared.items()], dtype=np.float64)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def progress(live, d_prev, path_len, d0, out):
     """The progress stage: fraction of the initial distance covered this step, per agent.
 
@@ -88,7 +88,7 @@ def progress(live, d_prev, path_len, d0, out):
         d_prev[i] = path_len[i]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def reward_terms(live, progress, reached, collided, stalled, intervention, max_speed, time_step,
                  sep_agents, discomfort_dist, weights, weighted, reward):
     """Weighted built-in reward terms (order of ``TERMS``) and rewards of the live agents.

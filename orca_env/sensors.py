@@ -70,7 +70,7 @@ _S11 = np.uint64(11)
 _INV_2_53 = 1.0 / 9007199254740992.0
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def sensor_axes(live, pos, targets, heading, kin, world_frame, out):
     """Unit vector of each live agent's sensor heading (module docstring).
 
@@ -93,7 +93,7 @@ def sensor_axes(live, pos, targets, heading, kin, world_frame, out):
             out[q, 1] = np.sin(heading[i])
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def ray_segment(px, py, dx, dy, ax, ay, bx, by):
     """Distance along the unit ray ``p + t d`` (t >= 0) to segment ab, inf if it misses."""
     ex = bx - ax
@@ -110,7 +110,7 @@ def ray_segment(px, py, dx, dy, ax, ay, bx, by):
     return t
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def ray_disc(px, py, dx, dy, cx, cy, r):
     """Distance along the unit ray ``p + t d`` (t >= 0) to the disc (c, r); 0 inside it."""
     mx = px - cx
@@ -127,7 +127,7 @@ def ray_disc(px, py, dx, dy, cx, cy, r):
     return -b - np.sqrt(disc)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def lidar_scan(live, pos, radius, active, axes, fov, max_range, points, next_ids, seg_order,
                boxes, out):
     """True ranges of each live agent's beams, m (no noise).
@@ -222,13 +222,13 @@ def lidar_scan(live, pos, radius, active, axes, fov, max_range, points, next_ids
                         out[q, k] = x
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _wrap(a):
     """An angle in [-pi, pi)."""
     return (a + np.pi) % (2.0 * np.pi) - np.pi
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _beam_ranges(lo, hi, fov, step, beams):
     """Index ranges ``(k0, k1)`` of the beams whose bearing may lie in the arc ``[lo, hi]``.
 
@@ -245,7 +245,7 @@ def _beam_ranges(lo, hi, fov, step, beams):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _mix64(x):
     """splitmix64's finaliser: a bijection of uint64 whose outputs pass BigCrush."""
     x = (x ^ (x >> _S30)) * _M1
@@ -253,7 +253,7 @@ def _mix64(x):
     return x ^ (x >> _S31)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def lidar_noise(key, step, slot, beam):
     """One standard normal draw of the counter-based stream (Box-Muller on two uniforms).
 
@@ -271,7 +271,7 @@ def lidar_noise(key, step, slot, beam):
     return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def filter_sensed(live, pos, axes, cos_half, occlusion, nbr, kk, points, next_ids, seg_order,
                   boxes, out):
     """The ``kk`` nearest sensed neighbours of each live agent, from its true nearest ones.
@@ -316,7 +316,7 @@ def filter_sensed(live, pos, axes, cos_half, occlusion, nbr, kk, points, next_id
             kept += 1
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def lidar_observe(live, pos, radius, active, axes, fov, max_range, noise, key, step, points,
                   next_ids, seg_order, boxes, out):
     """The LiDAR readings of the observation: :func:`lidar_scan`, plus noise, clipped, m.
@@ -347,7 +347,7 @@ def lidar_observe(live, pos, radius, active, axes, fov, max_range, noise, key, s
                 out[q, k] = min(max(x, 0.0), max_range)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def angular_bound(kin_param, i, time_step):
     """The bound (rad/s) of slot ``i``'s angular-velocity feature (observations docstring)."""
     w = kin_param[i, P_MAX_ANGULAR_SPEED]

@@ -142,7 +142,7 @@ def concat_obstacles(sims: Sequence[Simulator | None]) -> Obstacles:
     return Obstacles(*fields, off, box_off)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _live(alive, learned, b, L):
     """World-local slots and rows of world ``b``'s live learned agents, in agent order."""
     nl = 0
@@ -167,7 +167,7 @@ def _live(alive, learned, b, L):
 # out in its own body.
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _proximity(live, pos, active, kd, radius, ob, nodes, range_sq, kk, mm, axes, nbr_cos,
                occlusion):
     """Nearest agents and segments of the live agents: one query, for observations and rewards.
@@ -217,7 +217,7 @@ def _proximity(live, pos, active, kd, radius, ob, nodes, range_sq, kk, mm, axes,
     return Proximity(np.ascontiguousarray(nbr[:, :kk]), seg, closest, sep_a, sep)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _observe(live, rows, pos, vel, radius, max_speed, targets_all, path_len, dirs, nbr, seg,
              closest, universal, world_frame, obs_range, time_step, low, high, n_extra,
              time_obs, step, last_step, extra_obs, obs_out, heading_obs, heading, ang_vel,
@@ -283,7 +283,7 @@ def _observe(live, rows, pos, vel, radius, max_speed, targets_all, path_len, dir
 BOTH, PHASE_A, PHASE_B, OBSERVE = 0, 1, 2, 3
 
 
-@njit(cache=True, nogil=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, nogil=True, error_model="numpy")
 def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step_count, clock,
                world_done):
     """The pipeline's numba part for the worlds ``worlds`` ((k,) int64), world by world.

@@ -32,7 +32,7 @@ _STAY = int(GoalBehavior.STAY)
 _NEW_GOAL = int(GoalBehavior.NEW_GOAL)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def clip_actions(act, norm=True):
     """Check actions and bring them into the action set, in place.
 
@@ -68,7 +68,7 @@ def clip_actions(act, norm=True):
     return -1, clipped
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def goal_velocity(px, py, tx, ty, pref_speed):
     """The vector from ``(px, py)`` to the target ``(tx, ty)``, shortened to ``pref_speed``.
 
@@ -82,7 +82,7 @@ def goal_velocity(px, py, tx, ty, pref_speed):
     return gx * s, gy * s
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def goal_velocities(slots, pos, targets, pref_speed, out):
     """:func:`goal_velocity` of the agents ``slots`` into ``out`` ((k, 2) float64, m/s)."""
     for q in range(slots.shape[0]):
@@ -91,7 +91,7 @@ def goal_velocities(slots, pos, targets, pref_speed, out):
                                              targets[i, 1], pref_speed[i])
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def preferred_velocities(pos0, targets, pref_speed, max_speed, noise_ang, noise_mag, noisy,
                          external, kin, live, act, world_frame, residual, heading, kp, dt, cmd,
                          out):
@@ -139,7 +139,7 @@ def preferred_velocities(pos0, targets, pref_speed, max_speed, noise_ang, noise_
                                        out[i, 1], max_speed[i], residual, heading, kp, dt, cmd)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def goals_and_stalls(pos, vel, active, parked, goals, goal_tol, max_speed, speed_fraction,
                      window, stall, at_goal, moving, stalled, dist):
     """Goal arrival and stall counters of every slot after a step.
@@ -176,7 +176,7 @@ def goals_and_stalls(pos, vel, active, parked, goals, goal_tol, max_speed, speed
         stalled[i] = stall[i] >= window
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def outcomes(live, reached, crash, stalled, moving, at_goal, crowd, on_goal, timed_out,
              end_episode, term, trunc, status, leave, parked, slot_status, renew):
     """Terminations, truncations, statuses and goal behaviours after a step.

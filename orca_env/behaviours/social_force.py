@@ -191,7 +191,7 @@ def _sense_masks(wc) -> np.ndarray:
     return wc.table.sense_masks
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _closest_on_segment(px, py, ax, ay, bx, by):
     """The point of segment ab closest to p, and its parameter along ab (0 at a, 1 at b)."""
     dx, dy = bx - ax, by - ay
@@ -201,7 +201,7 @@ def _closest_on_segment(px, py, ax, ay, bx, by):
     return ax + s * dx, ay + s * dy, s
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _force_on(i, b, off, pos, vel, active, layer, sense, targets, goals, pref_speed, radius,
               params, step, h, obst_points, obst_next, obst_off):
     """The social force (m/s²) on slot ``i`` of world ``b``; ``h`` the integration step, s."""
@@ -334,7 +334,7 @@ def _force_on(i, b, off, pos, vel, active, layer, sense, targets, goals, pref_sp
     return fx, fy
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def social_forces(slots, worlds, off, pos, vel, active, layer, sense, targets, goals,
                   pref_speed, radius, params, dt, obst_points, obst_next, obst_off, out):
     """The social force on each agent of ``slots`` (all worlds), into ``out``.
@@ -368,7 +368,7 @@ def social_forces(slots, worlds, off, pos, vel, active, layer, sense, targets, g
         out[q, 1] = fy
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _integrate(slots, worlds, vel, force, params, pref_speed, max_speed, dt, out):
     """``v + dt F`` clipped to ``min(max_speed_factor * pref_speed, max_speed)``, into ``out``."""
     for q in range(slots.shape[0]):
@@ -384,7 +384,7 @@ def _integrate(slots, worlds, vel, force, params, pref_speed, max_speed, dt, out
         out[q, 1] = vy
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def sub_stepped(slots, worlds, off, pos, vel, active, layer, sense, targets, goals, pref_speed,
                 radius, params, max_speed, dt, obst_points, obst_next, obst_off, out):
     """Preferred velocities of ``slots`` integrated over ``substeps`` sub-steps per world.

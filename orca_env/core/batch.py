@@ -29,7 +29,7 @@ from .obstacles import Obstacles
 __all__ = ["world_obstacles", "step_world", "query_world_neighbors"]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def world_obstacles(obst, obst_off, box_off, b):
     """World ``b``'s obstacle bundle (a plain tuple in ``Obstacles`` field order) of views.
 
@@ -47,7 +47,7 @@ def world_obstacles(obst, obst_off, box_off, b):
             obst[5][o0:o1], obst[6][box_off[b]:box_off[b + 1]])
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def step_world(pos, vel, pref, active, kd_order, params, time_step, obst, max_nbr_cap, out,
                nodes, new_vel, vlines, n_vlines):
     """``Simulator.step`` on one world's arrays (RVO2's ``doStep``), without the clock.
@@ -88,7 +88,7 @@ def step_world(pos, vel, pref, active, kd_order, params, time_step, obst, max_nb
     apply_velocities(order, active, pos, vel, pref, time_step, obst, step_out)
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def query_world_neighbors(slots, pos, active, kd_order, range_sq, k, nodes, out_ids, out_dsq):
     """``Simulator.query_agent_neighbors_unchecked`` on one world's arrays.
 

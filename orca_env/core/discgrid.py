@@ -75,7 +75,7 @@ class DiscGrid:
         return _grid_near(float(x), float(y), self.cell, self.head, self.next, self.ij)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _grid_near(x, y, cell, head, nxt, ij):  # pragma: no cover (numba)
     mask = head.shape[0] - 1
     out = np.empty(16, dtype=np.int64)
@@ -98,15 +98,22 @@ def _grid_near(x, y, cell, head, nxt, ij):  # pragma: no cover (numba)
                     out[m] = q
                     m += 1
                 q = nxt[q]
-    return np.sort(out[:m])
+    for c in range(1, m):  # insertion sort (a few discs): np.sort compiles numba's quicksort
+        v = out[c]
+        d = c - 1
+        while d >= 0 and out[d] > v:
+            out[d + 1] = out[d]
+            d -= 1
+        out[d + 1] = v
+    return out[:m]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _cell_hash(i, j, mask):
     return ((i * 73856093) ^ (j * 19349663)) & mask
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _grid_add(points, radii, cell, head, nxt, xy, r, ij, count):  # pragma: no cover (numba)
     mask = head.shape[0] - 1
     for k in range(points.shape[0]):
@@ -124,7 +131,7 @@ def _grid_add(points, radii, cell, head, nxt, xy, r, ij, count):  # pragma: no c
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _grid_clear(points, radius, margin, cell, head, nxt, xy, r, ij, ok):  # pragma: no cover
     mask = head.shape[0] - 1
     for k in range(points.shape[0]):

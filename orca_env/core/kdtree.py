@@ -49,7 +49,7 @@ def empty_tree(order):
     )
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def build_agent_tree(positions, tree):
     """Build the tree over ``tree.order`` in place (``order`` is permuted as RVO2 permutes it).
 
@@ -131,7 +131,7 @@ def build_agent_tree(positions, tree):
         top += 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def partition_active(kd_order, active, out):
     """Stable partition of ``kd_order`` into ``out``: active agents first, then inactive ones.
 
@@ -151,7 +151,7 @@ def partition_active(kd_order, active, out):
     return count
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _box_dist_sq(node_box, node, x, y):
     """Squared distance from (x, y) to a node's bounding box (0 inside)."""
     dx = max(0.0, node_box[node, 0] - x) ** 2 + max(0.0, x - node_box[node, 1]) ** 2
@@ -159,7 +159,7 @@ def _box_dist_sq(node_box, node, x, y):
     return dx + dy
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def query_agent_neighbors(
     self_id,
     x,
@@ -267,7 +267,7 @@ def query_agent_neighbors(
     return count
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def query_many(query_ids, positions, range_sq, k, tree, out_ids, out_dist_sq):
     """:func:`query_agent_neighbors` for each agent in ``query_ids`` (excluding itself).
 

@@ -95,13 +95,13 @@ class StepOutput(NamedTuple):
     intervention: np.ndarray  # (n,) float64, |new velocity - preferred velocity|
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def det(ax, ay, bx, by):
     """2-D cross product (determinant of the 2x2 matrix with rows a, b)."""
     return ax * by - ay * bx
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def linear_program1(lines, line_no, radius, opt_x, opt_y, direction_opt, res_x, res_y):
     """RVO2's ``linearProgram1``: optimise on line ``line_no`` subject to lines ``0..line_no-1``.
 
@@ -151,7 +151,7 @@ def linear_program1(lines, line_no, radius, opt_x, opt_y, direction_opt, res_x, 
     return True, px + t * dx, py + t * dy
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def linear_program2(lines, n_lines, radius, opt_x, opt_y, direction_opt):
     """RVO2's ``linearProgram2``: closest point to ``opt`` in the speed disc and all half-planes.
 
@@ -184,7 +184,7 @@ def linear_program2(lines, n_lines, radius, opt_x, opt_y, direction_opt):
     return n_lines, res_x, res_y
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def linear_program3(lines, n_lines, num_obst_lines, begin_line, radius, res_x, res_y, proj):
     """RVO2's ``linearProgram3``: minimise the largest violation of the agent lines.
 
@@ -259,7 +259,7 @@ def linear_program3(lines, n_lines, num_obst_lines, begin_line, radius, res_x, r
     return res_x, res_y
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _push_line(lines, n, px, py, dx, dy):
     lines[n, 0] = px
     lines[n, 1] = py
@@ -268,7 +268,7 @@ def _push_line(lines, n, px, py, dx, dy):
     return n + 1
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def obstacle_orca_lines(
     px, py, vx, vy, radius, time_horizon_obst, obst_ids, n_obst, o_points, o_next, o_prev, o_dirs,
     o_convex, lines,
@@ -492,7 +492,7 @@ def obstacle_orca_lines(
     return n_lines
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", inline="always")
 def agent_orca_line(
     i, j, positions, velocities, radii, responsibilities, time_horizon, time_step
 ):  # fmt: skip
@@ -574,7 +574,7 @@ def agent_orca_line(
     return share, velocities[i, 0] + share * ux, velocities[i, 1] + share * uy, dx, dy
 
 
-@njit(cache=True, error_model="numpy", inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy", inline="always")
 def agent_lines(
     i, positions, velocities, radii, max_speeds, time_horizons, time_horizons_obst,
     responsibilities, time_step, nbr_ids, n_nbr, obst_ids, n_obst, o_points, o_next, o_prev,
@@ -600,7 +600,7 @@ def agent_lines(
     return n_lines, n_obst_lines
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_cap, out,
                    vlines, n_vlines):
     """New velocities of the agents ``ids`` (one thread's share of the work).
@@ -663,7 +663,7 @@ def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_c
         obst_cap = 2 * n_obst
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _compute_range(start, ids, pos, vel, pref, params, time_step, tree, obst, out, vlines,
                    n_vlines, common_layers, nbr_ids, nbr_dsq, stack, obst_ids, obst_dsq, lines,
                    proj, has_obst):
@@ -778,7 +778,7 @@ def _compute_range(start, ids, pos, vel, pref, params, time_step, tree, obst, ou
     return ids.shape[0], 0
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def compute_velocities_serial(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_cap, out,
                               vlines, n_vlines):
     """New velocities of all agents ``ids``, on one thread.
@@ -791,7 +791,7 @@ def compute_velocities_serial(ids, pos, vel, pref, params, time_step, tree, obst
     )  # fmt: skip
 
 
-@njit(cache=True, parallel=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, parallel=True, error_model="numpy")
 def compute_velocities_parallel(
     ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_cap, out, vlines, n_vlines,
     n_blocks,
@@ -816,7 +816,7 @@ def compute_velocities_parallel(
         )
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def apply_velocities(ids, active, pos, vel, pref, time_step, obst, out):
     """Move agents ``ids`` by ``out.velocity * time_step``, never across an obstacle or boundary.
 
@@ -881,7 +881,7 @@ def apply_velocities(ids, active, pos, vel, pref, time_step, obst, out):
         cap = 2 * n
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _apply_range(start, ids, pos, vel, pref, time_step, o_points, o_next, seg_order, seg_boxes,
                  new_vel, out_corrected, out_intervention, seg_ids, seg_dsq, has_obst):
     """:func:`apply_velocities`' moves of ``ids[start:]`` (``has_obst``: a constant flag).

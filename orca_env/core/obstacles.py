@@ -128,7 +128,7 @@ def clean_polygon(vertices, name="vertices"):
     return v, removed, area
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _segments_intersect(ax, ay, bx, by, cx, cy, dx, dy):
     """Closed segments ab and cd share a point."""
     d1 = (bx - ax) * (cy - ay) - (by - ay) * (cx - ax)
@@ -150,14 +150,22 @@ def _segments_intersect(ax, ay, bx, by, cx, cy, dx, dy):
     return False
 
 
-@njit(cache=True)
-def _self_intersects(v):
+def _self_intersects(v: np.ndarray) -> bool:
     """Any two non-adjacent edges of the closed polygon v touch, or adjacent edges fold back.
 
-    Sort and sweep: edges sorted by the low end of their x range, each tested only against the
-    edges whose x range overlaps its own (the others cannot share a point), so a polygon of m
-    vertices costs O(m log m) unless many edges span the same x range.
+    Sort and sweep: edges sorted by the low end of their x range (sorted here: np.argsort in
+    the kernel would compile numba's quicksort), each tested only against the edges whose x
+    range overlaps its own (the others cannot share a point), so a polygon of m vertices costs
+    O(m log m) unless many edges span the same x range.
     """
+    v = np.ascontiguousarray(v, dtype=np.float64)
+    order = np.argsort(np.minimum(v[:, 0], np.roll(v[:, 0], -1)), kind="stable")
+    return bool(_sweep_intersects(v, order.astype(np.int64)))
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
+def _sweep_intersects(v, order):
+    """:func:`_self_intersects`'s sweep, the edges in ``order`` (by the low end of their x)."""
     k = v.shape[0]
     x0 = np.empty(k)
     x1 = np.empty(k)
@@ -169,7 +177,6 @@ def _self_intersects(v):
         x1[i] = max(v[i, 0], v[i2, 0])
         y0[i] = min(v[i, 1], v[i2, 1])
         y1[i] = max(v[i, 1], v[i2, 1])
-    order = np.argsort(x0)
     for p in range(k):
         e = order[p]
         for q in range(p + 1, k):
@@ -313,7 +320,7 @@ def build_segment_index(points, next_ids):
     return seg_order, boxes
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def dist_sq_point_segment(ax, ay, bx, by, cx, cy):
     """RVO2's ``distSqPointLineSegment``: squared distance from c to the closed segment ab."""
     abx = bx - ax
@@ -326,7 +333,7 @@ def dist_sq_point_segment(ax, ay, bx, by, cx, cy):
     return (cx - (ax + r * abx)) ** 2 + (cy - (ay + r * aby)) ** 2
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _box_dist_sq(boxes, node, x, y):
     """Squared distance from (x, y) to a node box (0 inside, inf for an empty node)."""
     if boxes[node, 0] > boxes[node, 1]:
@@ -336,7 +343,7 @@ def _box_dist_sq(boxes, node, x, y):
     return dx * dx + dy * dy
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def query_segments(
     x, y, range_sq, one_sided, inclusive, points, next_ids, seg_order, boxes, out_ids, out_dist_sq
 ):
@@ -411,7 +418,7 @@ def query_segments(
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def query_visibility(q1x, q1y, q2x, q2y, radius, points, next_ids, seg_order, boxes):
     """RVO2's ``queryVisibility`` per-segment rule, with the index choosing candidate segments.
 
@@ -477,7 +484,7 @@ def query_visibility(q1x, q1y, q2x, q2y, radius, points, next_ids, seg_order, bo
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def walkable(px, py, clearance, points, next_ids, polygon, is_boundary, seg_order, boxes):
     """For each point: outside every obstacle, inside every boundary, ``clearance`` from segments.
 
@@ -533,7 +540,7 @@ def walkable(px, py, clearance, points, next_ids, polygon, is_boundary, seg_orde
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def query_many(points, range_sq, o_points, o_next, seg_order, boxes, out_ids, out_dist_sq,
                out_closest):
     """:func:`query_segments` (one-sided) for many points, plus the closest point on each segment.

@@ -1031,7 +1031,7 @@ def core_kernels(step=True):
         (obstacles.query_visibility, (f8, f8, f8, f8, f8, F2, I1, I1, F2)),
         (obstacles.query_many, (F2, f8, F2, I1, I1, F2, I2, F2, F3)),
         (obstacles.walkable, (F1, F1, f8, F2, I1, I1, B1, I1, F2)),
-        (obstacles._self_intersects, (F2,)),
+        (obstacles._sweep_intersects, (F2, I1)),
         # the debug accessors (orca_lines, agent_neighbors, obstacle_neighbors)
         (kdtree.query_agent_neighbors,
          (i8, f8, f8, f8, i8, F2, I1, I1, I1, I1, I1, F2, I1, I1, F1, b1, i8, I1)),

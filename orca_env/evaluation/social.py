@@ -81,7 +81,7 @@ def time_to_collision(rel_pos: np.ndarray, rel_vel: np.ndarray, radius: float) -
                       float(rel_vel[1]), float(radius)))
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _ttc(x, y, wx, wy, r):
     c = x * x + y * y - r * r
     if c <= 0.0:
@@ -96,7 +96,7 @@ def _ttc(x, y, wx, wy, r):
     return c / (-b + math.sqrt(disc))  # (-b - sqrt(disc)) / a, stable for small a.
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _crowd_kernel(pos, act, n_steps, slots, live, humans, radii, inv_dt, discomfort,
                   personal_space, min_sw, min_ttc, is_present, is_discomfort, is_intrusion,
                   scratch):

@@ -35,7 +35,7 @@ UNICYCLE = unicycle.UNICYCLE.code
 DIFFERENTIAL_DRIVE = differential_drive.DIFFERENTIAL_DRIVE.code
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def command(kin, i, ax, ay, ex, ey, goal_vx, goal_vy, max_speed, residual, heading, kp, dt,
             cmd):
     """Preferred velocity of slot ``i``'s action under model ``kin``; its controls into ``cmd[i]``.
@@ -53,7 +53,7 @@ def command(kin, i, ax, ay, ex, ey, goal_vx, goal_vy, max_speed, residual, headi
     return holonomic.command(ax, ay, ex, ey, goal_vx, goal_vy, max_speed, residual)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def constraints(kin, active, safe, heading, lin_vel, ang_vel, kp, max_speed, dt, vlines,
                 n_vlines):
     """NH-ORCA's velocity polygons of a world's non-holonomic slots into ``vlines``.
@@ -76,7 +76,7 @@ def constraints(kin, active, safe, heading, lin_vel, ang_vel, kp, max_speed, dt,
     return anyv
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def move(kin, i, safe, pos0, pos, vel, pref, cmd, heading, lin_vel, ang_vel, kp, max_speed,
          time_step):
     """Motion of slot ``i`` under model ``kin`` after ORCA (see the models' ``move``)."""

@@ -48,7 +48,7 @@ DIFFERENTIAL_DRIVE = register_kinematics(Kinematics(
                                    "with speed and acceleration limits (TurtleBot 2 defaults)"))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def command(ax, ay, heading, max_speed, kp, dt):
     """Preferred velocity (m/s, world frame) and controls ``(v, omega)`` of action ``(ax, ay)``."""
     w_max = kp[P_MAX_ANGULAR_SPEED]
@@ -64,7 +64,7 @@ def command(ax, ay, heading, max_speed, kp, dt):
     return v * np.cos(h), v * np.sin(h), v, w
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _reach(lin_vel, ang_vel, kp, max_speed, dt):
     """This step's reachable forward speed and turn-rate bounds (v_lo, v_hi, w_lo, w_hi)."""
     a = kp[P_MAX_ACCELERATION] * dt
@@ -74,7 +74,7 @@ def _reach(lin_vel, ang_vel, kp, max_speed, dt):
             min(ang_vel + al, w_max))
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def polygon_speeds(heading, kp, max_speed, dt, lin_vel, ang_vel, out):
     """NH-ORCA's trackable speeds at the ``POLYGON`` angles into ``out`` (the paper's ``V``).
 
@@ -88,7 +88,7 @@ def polygon_speeds(heading, kp, max_speed, dt, lin_vel, ang_vel, out):
                                  kp[P_TRACKING_ERROR], max_speed, kp[P_MAX_ANGULAR_SPEED])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def move(i, safe, pos0, pos, vel, cmd, heading, lin_vel, ang_vel, kp, max_speed, dt):
     """Motion of slot ``i`` (module docstring); returns whether ORCA's result was replaced."""
     if safe:

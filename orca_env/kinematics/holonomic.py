@@ -18,7 +18,7 @@ HOLONOMIC = register_kinematics(Kinematics(
     name="holonomic", doc="any velocity up to max_speed at once (RVO2's agent)"))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def command(ax, ay, ex, ey, goal_vx, goal_vy, max_speed, residual):
     """The preferred velocity (world frame, m/s) of action ``(ax, ay)`` in frame ``(ex, ey)``."""
     wx, wy = from_frame(ax, ay, ex, ey)
@@ -33,7 +33,7 @@ def command(ax, ay, ex, ey, goal_vx, goal_vy, max_speed, residual):
     return vx, vy
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def move(i, safe, pos0, pos, vel, pref, time_step):
     """Motion of slot ``i`` after ORCA; returns whether ORCA's result was replaced.
 

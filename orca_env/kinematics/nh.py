@@ -37,13 +37,13 @@ POLYGON = 16
 _EPS = 1e-9
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def wrap(a):
     """``a`` (rad) wrapped to [-pi, pi)."""
     return (a + np.pi) % (2.0 * np.pi) - np.pi
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def max_track_speed(theta, T, E, v_max, w_max):
     """The largest reference speed trackable within error ``E`` at angle ``theta`` (m/s).
 
@@ -78,7 +78,7 @@ def max_track_speed(theta, T, E, v_max, w_max):
     return max(0.0, min(p + np.sqrt(disc), v_max))
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def velocity_polygon(heading, speeds, lines, i):
     """NH-ORCA's allowed reference velocities of slot ``i`` as lines in ``lines[i]``.
 
@@ -114,7 +114,7 @@ def velocity_polygon(heading, speeds, lines, i):
     return m
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def track(ux, uy, heading, T, v_max, w_max):
     """Controls ``(v, omega)`` that follow the reference velocity ``(ux, uy)`` (m/s, rad/s)."""
     speed = np.sqrt(ux * ux + uy * uy)
@@ -131,7 +131,7 @@ def track(ux, uy, heading, T, v_max, w_max):
     return min(max(v, 0.0), v_max), w
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def arc(x, y, heading, v, w, dt):
     """Pose after driving at ``(v, w)`` for ``dt`` from ``(x, y, heading)`` (exact arc)."""
     if abs(w) < 1e-9:

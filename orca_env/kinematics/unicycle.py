@@ -32,7 +32,7 @@ UNICYCLE = register_kinematics(Kinematics(
                          "per step, then move along the heading"))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def command(ax, ay, heading, max_speed, kp, dt):
     """Preferred velocity (m/s, world frame) and controls ``(v, omega)`` of action ``(ax, ay)``."""
     v = 0.5 * (ax + 1.0) * max_speed
@@ -41,7 +41,7 @@ def command(ax, ay, heading, max_speed, kp, dt):
     return v * np.cos(h), v * np.sin(h), v, r / dt
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def max_track_speed(theta, E, dt, v_max, r_max):
     """Largest reference speed at angle ``theta`` followed within ``E`` in one step (m/s)."""
     th = abs(theta)
@@ -54,7 +54,7 @@ def max_track_speed(theta, E, dt, v_max, r_max):
     return v_max if s * v_max * dt <= E else E / (dt * s)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def polygon_speeds(heading, kp, max_speed, dt, out):
     """``max_track_speed`` at the ``POLYGON`` angles ``-pi + 2 pi k / POLYGON`` into ``out``."""
     for k in range(POLYGON):
@@ -62,7 +62,7 @@ def polygon_speeds(heading, kp, max_speed, dt, out):
                                  max_speed, kp[P_MAX_ROTATION])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def move(i, safe, pos0, pos, vel, cmd, heading, lin_vel, ang_vel, kp, max_speed, dt):
     """Motion of slot ``i`` (module docstring); returns whether ORCA's result was replaced."""
     r_max = kp[P_MAX_ROTATION]
