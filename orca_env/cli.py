@@ -170,7 +170,7 @@ def _eval_arguments(e: argparse.ArgumentParser) -> None:
                         "(weights from gym-collision-avoidance: pip install --no-deps "
                         "gym-collision-avoidance==0.0.3), a model file or run folder for the "
                         "default loader orca_env.policies:load_policy, a shipped policy by name "
-                        "(circle_ppo, crowdnav_circle, crowdnav_unicycle, generalist, "
+                        "(circle_ppo, crowdnav, crowdnav_circle, crowdnav_unicycle, generalist, "
                         "generalist_residual), or "
                         "package.module:callable. A "
                         "callable is a policy, policy(observations, env) -> actions, returning "

@@ -284,7 +284,7 @@ def test_shipped_policies_by_name(tmp_path, monkeypatch, capsys):
         main(["bench", "--entries", "circle_dense", "--quick", "--no-figure",
               "--policy", "generalistt", "--out", "c"])
     assert exc.value.code == 2
-    assert ("a shipped policy (circle_ppo, crowdnav_circle, crowdnav_unicycle, generalist, "
+    assert ("a shipped policy (circle_ppo, crowdnav, crowdnav_circle, crowdnav_unicycle, generalist, "
             "generalist_residual)") \
         in capsys.readouterr().err
 
