@@ -100,7 +100,7 @@ def _env_kernels() -> list:
 
 families.register_family(
     "env", "the env's step pipeline (every scenario, kinematics model, sensor and reward), "
-    "its placement, obstacle, guidance and social-force kernels and the core's", 30.0,
+    "its placement, obstacle, guidance and social-force kernels and the core's", 40.0,
     _env_kernels)
 
 
