@@ -680,17 +680,9 @@ def ours_steps(sim, goals, k):
 
 def rvo_steps(sim, goals, k):
     """Mean thread CPU time of ``k`` RVO2 ``do_step`` calls (per-agent I/O untimed)."""
-    from bench_core import pref_towards as circle_pref
+    from bench_core import rvo_steps as rvo_total
 
-    n, t = sim.get_num_agents(), 0.0
-    for _ in range(k):
-        cur = np.array([sim.get_agent_position(i).to_tuple() for i in range(n)])
-        for i, v in enumerate(circle_pref(cur, goals).tolist()):
-            sim.set_agent_pref_velocity(i, v)
-        t0 = time.thread_time()
-        sim.do_step()
-        t += time.thread_time() - t0
-    return t / k
+    return rvo_total(sim, goals, k) / k
 
 
 def core_scaling(args, peers):

@@ -368,20 +368,23 @@ def social_forces(slots, worlds, off, pos, vel, active, layer, sense, targets, g
         out[q, 1] = fy
 
 
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _capped(vx, vy, cap):
+    """``(vx, vy)`` scaled down to the speed ``cap`` if faster."""
+    sp = math.sqrt(vx * vx + vy * vy)
+    if sp > cap:
+        return vx * cap / sp, vy * cap / sp
+    return vx, vy
+
+
 @njit(cache=True, no_cfunc_wrapper=True)
 def _integrate(slots, worlds, vel, force, params, pref_speed, max_speed, dt, out):
     """``v + dt F`` clipped to ``min(max_speed_factor * pref_speed, max_speed)``, into ``out``."""
     for q in range(slots.shape[0]):
         i = slots[q]
         h = dt[worlds[q]]
-        vx = vel[i, 0] + h * force[q, 0]
-        vy = vel[i, 1] + h * force[q, 1]
-        cap = min(params[i, 9] * pref_speed[i], max_speed[i])
-        sp = math.sqrt(vx * vx + vy * vy)
-        if sp > cap:
-            vx, vy = vx * cap / sp, vy * cap / sp
-        out[q, 0] = vx
-        out[q, 1] = vy
+        out[q, 0], out[q, 1] = _capped(vel[i, 0] + h * force[q, 0], vel[i, 1] + h * force[q, 1],
+                                       min(params[i, 9] * pref_speed[i], max_speed[i]))
 
 
 @njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
@@ -419,14 +422,8 @@ def sub_stepped(slots, worlds, off, pos, vel, active, layer, sense, targets, goa
                 f[q, 1] = fy
             for q in range(q0, q1):
                 i = slots[q]
-                vx = v[i, 0] + h * f[q, 0]
-                vy = v[i, 1] + h * f[q, 1]
-                cap = min(params[i, 9] * pref_speed[i], max_speed[i])
-                sp = math.sqrt(vx * vx + vy * vy)
-                if sp > cap:
-                    vx, vy = vx * cap / sp, vy * cap / sp
-                v[i, 0] = vx
-                v[i, 1] = vy
+                v[i, 0], v[i, 1] = _capped(v[i, 0] + h * f[q, 0], v[i, 1] + h * f[q, 1],
+                                           min(params[i, 9] * pref_speed[i], max_speed[i]))
             if n_sub > 1:
                 for j in range(off[b], off[b + 1]):
                     if active[j]:
