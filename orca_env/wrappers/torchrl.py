@@ -170,11 +170,11 @@ class OrcaTorchRLEnv(EnvBase):
             worlds = torch.nonzero(reset.reshape(-1).cpu()).reshape(-1).numpy()
             obs, info = self._last
             if worlds.size:
-                obs, info = self._reset_worlds(worlds, obs, info)
+                obs, info = self._reset_worlds(worlds, info)
         self._last = (obs, info)
         return self._output(obs, info["alive"], info)
 
-    def _reset_worlds(self, worlds: np.ndarray, obs: np.ndarray, info: dict):
+    def _reset_worlds(self, worlds: np.ndarray, info: dict):
         """New episodes of ``worlds`` only: the first observations and infos of their rows."""
         venv = self.vector_env
         # The vector env's partial reset, called now because TorchRL resets a done world
