@@ -113,3 +113,33 @@ def test_every_family_lists_each_kernel_once_with_one_signature():
         assert len(set(map(id, kernels))) == len(kernels), name  # one signature per kernel
         for d, sig in pairs:
             assert all(getattr(t, "layout", "C") == "C" for t in sig), (name, d, sig)
+
+
+def test_no_kernel_is_specialised_on_an_integer_literal():
+    """A loop counter that starts as the constant 0 and is passed to a kernel types as
+    ``Literal[int](0)`` on the first pass of numba's type inference: the callee compiles once
+    for the literal and again for int64 (measured: _compute_range and _apply_range compiled
+    four times instead of two, about 3 CPU-s of the env family's cold compile). Boolean
+    literals are on purpose (flags specialised at the call site).
+
+    Compiles uncached copies of the two callers from their Python source with the family's
+    signatures; their callees come from the cache or compile, and register every signature
+    they were asked for."""
+    from numba import njit
+    from numba.core import types
+
+    from orca_env.core import kernels
+
+    def compile_copy(d, sig):
+        njit(no_cfunc_wrapper=True, error_model="numpy")(d.py_func).compile(sig)
+
+    sigs = {id(d): sig for d, sig in families.family("core").resolved()}
+    # _compute_block is called by the serial step (its signature registers when loaded).
+    compile_copy(kernels.compute_velocities_serial, sigs[id(kernels.compute_velocities_serial)])
+    assert len(kernels._compute_block.overloads) == 1
+    compile_copy(kernels._compute_block, next(iter(kernels._compute_block.overloads)))
+    compile_copy(kernels.apply_velocities, sigs[id(kernels.apply_velocities)])
+    for callee in (kernels._compute_range, kernels._apply_range):
+        assert len(callee.overloads) == 2, (callee, list(callee.overloads))  # with, without obstacles
+        for sig in callee.overloads:
+            assert not any(isinstance(t, types.IntegerLiteral) for t in sig), (callee, sig)

@@ -639,7 +639,9 @@ def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_c
         common_layers &= layers[order[k]]
     v_cap = vlines.shape[1]
     obst_cap = 16
-    start = 0
+    # int64, not the constant 0: numba would type the first call with Literal[int](0) and
+    # compile _compute_range twice more (tests/test_compile_families.py).
+    start = np.int64(0)
     while start < ids.shape[0]:
         obst_ids = np.empty(obst_cap, dtype=np.int64)
         obst_dsq = np.empty(obst_cap, dtype=np.float64)
@@ -866,7 +868,7 @@ def apply_velocities(ids, active, pos, vel, pref, time_step, obst, out):
     # _compute_block's); an agent with more segments in reach than the buffers hold makes the
     # range stop before it, and it resumes with larger buffers.
     cap = 16
-    start = 0
+    start = np.int64(0)  # not the constant 0 (see _compute_block)
     while start < ids.shape[0]:
         seg_ids = np.empty(cap, dtype=np.int64)
         seg_dsq = np.empty(cap, dtype=np.float64)
