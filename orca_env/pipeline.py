@@ -161,7 +161,8 @@ class WorldBatch:
                           hit=z(self.alive.size, dtype=np.int8),
                           reached=z(self.alive.size, dtype=bool),
                           crash=z(self.alive.size, dtype=bool), cmd=z((N, 2)),
-                          vlines=z((N, POLYGON, 4)), n_vlines=z(N, dtype=np.int64))
+                          vlines=z((N, POLYGON, 4)), n_vlines=z(N, dtype=np.int64),
+                          **self._scratch(N))
         if old is not None:
             for b in range(sizes.size):
                 ep = self.episodes[b]
@@ -175,6 +176,23 @@ class WorldBatch:
         for b in range(sizes.size):  # every world's simulator onto its new slice
             if self.episodes[b] is not None and self._sizes[b] == self.episodes[b].table.size:
                 self._bind(b)
+
+    def _scratch(self, N: int) -> dict:
+        """The stages' scratch fields of :class:`Work`: per slot (N) and per agent row."""
+        z, R, sp = np.zeros, self.alive.size, self._spec
+        kq, mq = max(sp.kk, 1), max(sp.mm, 1)
+        return dict(
+            pos0=z((N, 2)), vel0=z((N, 2)), active0=z(N, dtype=bool), leave=z(N, dtype=bool),
+            tmp=z(N, dtype=np.int64), live=z(R, dtype=np.int64), rr=z(R, dtype=np.int64),
+            **{k: z(R, dtype=bool) for k in ("q_reached", "q_crash", "q_collided", "q_hit_a",
+                                               "q_hit_w", "q_term", "q_trunc")},
+            **{k: z(R) for k in ("q_sep_a", "q_sep", "q_prog", "q_reward", "q_path")},
+            q_status=z(R, dtype=np.int64), q_targets=z((R, 2)), q_axes=z((R, 2)),
+            q_pts=z((R, 2)), q_weighted=z((R, len(TERMS))), nbr=z((R, kq), dtype=np.int64),
+            nbr_dsq=z((R, kq)), seg=z((R, mq), dtype=np.int64), seg_dsq=z((R, mq)),
+            closest=z((R, mq, 2)), nbr0=z((R, 0), dtype=np.int64),
+            seg0=z((R, 0), dtype=np.int64), closest0=z((R, 0, 2)),
+            obs=z((R, self.obs_size), dtype=np.float32), scan=z((R, sp.beams)))
 
     def _world_slice(self, b: int) -> slice:
         return slice(int(self.offsets[b]), int(self.offsets[b + 1]))

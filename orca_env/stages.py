@@ -74,14 +74,23 @@ Spec = namedtuple("Spec", ("kk", "mm", "universal", "time_obs", "n_extra", "low"
                            "max_nbr", "heading_obs", "beams", "stall_obs"))
 #: Scratch, and what phase A leaves for phase B (per slot: at_goal .. dist; per row: hit ..).
 #: ``cmd`` (per slot): the commanded (v, omega) of non-holonomic models; ``vlines`` and
-#: ``n_vlines``: NH-ORCA's velocity polygons handed to the core.
+#: ``n_vlines``: NH-ORCA's velocity polygons handed to the core. The rest is the stages' scratch,
+#: allocated once (an allocation per world and step costs more than a small world's work):
+#: per slot (``pos0`` .. ``tmp``: world ``b``'s are ``off[b]:off[b + 1]``) and per agent row
+#: (``live`` ..: world ``b``'s live agents use ``b * L:b * L + nl``, in agent order); ``q_*``
+#: are the live agents' values a stage hands to the next, ``nbr``/``nbr_dsq`` (R, max(kk, 1)),
+#: ``seg``/``seg_dsq``/``closest`` (R, max(mm, 1)), ``nbr0``/``seg0``/``closest0`` zero-width
+#: (kk or mm of 0), ``obs`` (R, D) float32 (rows not in agent order), ``scan`` (R, beams).
 Work = namedtuple("Work", ("nodes_begin", "nodes_end", "nodes_left", "nodes_right", "nodes_box",
                            "new_vel", "at_goal", "moving", "stalled", "renew", "dist", "hit",
-                           "reached", "crash", "cmd", "vlines", "n_vlines"))
-#: What the proximity stage hands to observations and rewards, per live agent: neighbour ids
-#: (nl, K), segment ids (nl, M) and closest points (nl, M, 2), the clearance to the nearest agent
-#: and to the nearest agent or obstacle (nl,), m.
-Proximity = namedtuple("Proximity", ("nbr", "seg", "closest", "sep_agents", "sep"))
+                           "reached", "crash", "cmd", "vlines", "n_vlines",
+                           "pos0", "vel0", "active0", "leave", "tmp",
+                           "live", "rr", "q_reached", "q_crash", "q_collided", "q_hit_a",
+                           "q_hit_w", "q_sep_a", "q_sep", "q_prog", "q_reward", "q_term",
+                           "q_trunc", "q_status", "q_path", "q_targets", "q_axes", "q_pts",
+                           "q_weighted",
+                           "nbr", "nbr_dsq", "seg", "seg_dsq", "closest", "nbr0", "seg0",
+                           "closest0", "obs", "scan"))
 #: The worlds' ``Obstacles`` fields concatenated, with vertex and index-box offsets (B + 1,).
 Obstacles = namedtuple("Obstacles", ("points", "next_ids", "prev_ids", "unit_dirs", "convex",
                                      "seg_order", "seg_boxes", "off", "box_off"))
@@ -143,22 +152,20 @@ def concat_obstacles(sims: Sequence[Simulator | None]) -> Obstacles:
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
-def _live(alive, learned, b, L):
-    """World-local slots and rows of world ``b``'s live learned agents, in agent order."""
-    nl = 0
-    for k in range(L):
-        if alive[b * L + k]:
-            nl += 1
-    live = np.empty(nl, dtype=np.int64)
-    rows = np.empty(nl, dtype=np.int64)
+def _live(alive, learned, b, L, live_all, rows_all):
+    """World-local slots and rows of world ``b``'s live learned agents, in agent order.
+
+    Written to ``live_all`` and ``rows_all`` (per row scratch) at ``b * L``; returns views.
+    """
+    r0 = b * L
     q = 0
     for k in range(L):
-        r = b * L + k
+        r = r0 + k
         if alive[r]:
-            live[q] = learned[r]
-            rows[q] = r
+            live_all[r0 + q] = learned[r]
+            rows_all[r0 + q] = r
             q += 1
-    return live, rows
+    return live_all[r0:r0 + q], rows_all[r0:r0 + q]
 
 
 # No function takes the bundles per world: numba increfs every array of a tuple passed to a
@@ -169,76 +176,92 @@ def _live(alive, learned, b, L):
 
 @njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _proximity(live, pos, active, kd, radius, ob, nodes, range_sq, kk, mm, axes, nbr_cos,
-               occlusion):
+               occlusion, tmp, nbr_s, nbr_dsq_s, sep_a, sep, pts, seg_s, seg_dsq_s, closest_s,
+               nbr0, seg0, closest0):
     """Nearest agents and segments of the live agents: one query, for observations and rewards.
 
     With a neighbour cone (``nbr_cos``) or ``occlusion``, the query returns every agent within
     range; the clearances (rewards) come from the true nearest ones, the observation's
     neighbours are the nearest sensed ones (:func:`orca_env.sensors.filter_sensed`).
 
+    Scratch (the live agents' rows of :data:`Work`): ``tmp`` (n,), ``nbr_s``/``nbr_dsq_s``
+    (nl, max(kk, 1)), ``pts`` (nl, 2), ``seg_s``/``seg_dsq_s``/``closest_s`` (nl, max(mm, 1)),
+    ``nbr0``/``seg0``/``closest0`` (nl, 0); outputs ``sep_a`` (clearance to the nearest agent)
+    and ``sep`` (to the nearest agent or obstacle), (nl,) m.
+
     Returns:
-        A :data:`Proximity` bundle.
+        (nbr (nl, kk), seg (nl, mm), closest (nl, mm, 2)): views of the scratch.
     """
     nl = live.shape[0]
     kq = max(kk, 1)
     sensed = kk > 0 and (nbr_cos > -1.0 or occlusion)
-    kall = max(pos.shape[0], kq) if sensed else kq
-    nbr = np.full((nl, kall), -1, dtype=np.int64)
-    nbr_dsq = np.full((nl, kall), np.inf)
-    query_world_neighbors(live, pos, active, kd, range_sq, kall, nodes, nbr, nbr_dsq)
-    sep_a = np.empty(nl)
     if sensed:
-        nearest_clearances(live, np.ascontiguousarray(nbr[:, :kq]),
-                           np.ascontiguousarray(nbr_dsq[:, :kq]), radius, sep_a)
-        seen = np.empty((nl, kk), dtype=np.int64)
-        filter_sensed(live, pos, axes, nbr_cos, occlusion, nbr, kk, ob[0], ob[1], ob[5], ob[6],
-                      seen)
-        nbr = seen
+        kall = max(pos.shape[0], kq)
+        nbr_all = np.full((nl, kall), -1, dtype=np.int64)
+        dsq_all = np.full((nl, kall), np.inf)
+        query_world_neighbors(live, pos, active, kd, range_sq, kall, nodes, nbr_all, dsq_all,
+                              tmp)
+        nearest_clearances(live, np.ascontiguousarray(nbr_all[:, :kq]),
+                           np.ascontiguousarray(dsq_all[:, :kq]), radius, sep_a)
+        filter_sensed(live, pos, axes, nbr_cos, occlusion, nbr_all, kk, ob[0], ob[1], ob[5],
+                      ob[6], nbr_s)
     else:
-        nearest_clearances(live, nbr, nbr_dsq, radius, sep_a)
-    sep = sep_a.copy()
+        for q in range(nl):
+            for c in range(kq):
+                nbr_s[q, c] = -1
+                nbr_dsq_s[q, c] = np.inf
+        query_world_neighbors(live, pos, active, kd, range_sq, kq, nodes, nbr_s, nbr_dsq_s,
+                              tmp)
+        nearest_clearances(live, nbr_s, nbr_dsq_s, radius, sep_a)
+    for q in range(nl):
+        sep[q] = sep_a[q]
+    mq = max(mm, 1)
     if ob[0].shape[0] > 0 and nl:
-        mq = max(mm, 1)
-        pts = np.empty((nl, 2))
         for q in range(nl):
             pts[q, 0] = pos[live[q], 0]
             pts[q, 1] = pos[live[q], 1]
-        seg_q = np.full((nl, mq), -1, dtype=np.int64)
-        dsq_q = np.full((nl, mq), np.inf)
-        closest_q = np.full((nl, mq, 2), np.nan)
-        query_obstacles(pts, range_sq, ob[0], ob[1], ob[5], ob[6], seg_q, dsq_q, closest_q)
+            for c in range(mq):
+                seg_s[q, c] = -1
+                seg_dsq_s[q, c] = np.inf
+                closest_s[q, c, 0] = np.nan
+                closest_s[q, c, 1] = np.nan
+        query_obstacles(pts, range_sq, ob[0], ob[1], ob[5], ob[6], seg_s, seg_dsq_s, closest_s)
         for q in range(nl):
-            sep[q] = min(sep_a[q], np.sqrt(dsq_q[q, 0]) - radius[live[q]])
-        seg = np.ascontiguousarray(seg_q[:, :mm])
-        closest = np.ascontiguousarray(closest_q[:, :mm])
+            sep[q] = min(sep_a[q], np.sqrt(seg_dsq_s[q, 0]) - radius[live[q]])
     else:
-        seg = np.full((nl, mm), -1, dtype=np.int64)
-        closest = np.zeros((nl, mm, 2))
-    return Proximity(np.ascontiguousarray(nbr[:, :kk]), seg, closest, sep_a, sep)
+        for q in range(nl):
+            for c in range(mq):
+                seg_s[q, c] = -1
+                closest_s[q, c, 0] = 0.0
+                closest_s[q, c, 1] = 0.0
+    nbr = nbr_s if kk > 0 else nbr0
+    if mm > 0:
+        return nbr, seg_s, closest_s
+    return nbr, seg0, closest0
 
 
 @njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _observe(live, rows, pos, vel, radius, max_speed, targets_all, path_len, dirs, nbr, seg,
              closest, universal, world_frame, obs_range, time_step, low, high, n_extra,
              time_obs, step, last_step, extra_obs, obs_out, heading_obs, heading, ang_vel,
-             kin_param, kin, scan, lidar_range, stall_obs, stall, window):
+             kin_param, kin, scan, lidar_range, stall_obs, stall, window, targets, path_rem, obs,
+             direct):
     """Observations of the live agents into their rows of ``obs_out``.
 
     ``scan`` (nl, beams) holds the LiDAR readings (m) of the live agents (beams 0: none);
     with ``stall_obs``, ``stall`` (the world's slots) are their consecutive slow steps and
     ``window`` the stall window (:data:`~orca_env.observations.STALL_FEATURE`). In a
     layout with heading features, a holonomic learner (beside non-holonomic ones) reports its
-    sensor's heading, the frame's x axis, and no rotation.
+    sensor's heading, the frame's x axis, and no rotation. ``targets`` (nl, 2), ``path_rem``
+    (nl,) and ``obs`` (nl, D) are scratch; with ``direct``, ``obs`` is the rows of ``obs_out``
+    themselves (the live agents are the world's rows in order), else they are copied there.
     """
     nl = live.shape[0]
-    targets = np.empty((nl, 2))
-    path_rem = np.empty(nl)
     for q in range(nl):
         i = live[q]
         targets[q, 0] = targets_all[i, 0]
         targets[q, 1] = targets_all[i, 1]
         path_rem[q] = path_len[i]
-    obs = np.empty((nl, low.shape[0]), dtype=np.float32)
     if universal:
         build_observations_universal(live, pos, vel, radius, max_speed, targets, path_rem, nbr,
                                      seg, closest, dirs, world_frame, obs_range, time_step, low,
@@ -273,10 +296,11 @@ def _observe(live, rows, pos, vel, radius, max_speed, targets_all, path_len, dir
         tf = time_fraction(step, last_step)
         for q in range(nl):
             obs[q, d - 1] = tf
-    for q in range(nl):
-        r = rows[q]
-        for c in range(d):
-            obs_out[r, c] = obs[q, c]
+    if not direct:
+        for q in range(nl):
+            r = rows[q]
+            for c in range(d):
+                obs_out[r, c] = obs[q, c]
 
 
 #: :func:`run_worlds` modes.
@@ -306,8 +330,9 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
               obst.seg_boxes[obst.box_off[b]:obst.box_off[b + 1]])
         nodes = (w.nodes_begin[t0:t1], w.nodes_end[t0:t1], w.nodes_left[t0:t1],
                  w.nodes_right[t0:t1], w.nodes_box[t0:t1])
-        live, rr = _live(rows.alive, rows.learned, b, L)  # phase A leaves them as they are
+        live, rr = _live(rows.alive, rows.learned, b, L, w.live, w.rr)  # kept by phase A
         nl = live.shape[0]
+        r0, r1 = b * L, b * L + nl  # the live agents' scratch rows
         pos, vel, active, kd = sl.pos[a0:a1], sl.vel[a0:a1], sl.active[a0:a1], sl.kd[a0:a1]
         radius, max_speed, targets = sl.radius[a0:a1], sl.max_speed[a0:a1], sl.targets[a0:a1]
         path_len, dt = sl.path_len[a0:a1], st.time_step[b]
@@ -315,26 +340,26 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
         kin = sl.kinematics[a0:a1]
         # What phase A hands to phase B, per live agent (kept here when both run, else read
         # back from the agent rows of ``w``).
-        reached = np.empty(nl, dtype=np.bool_)
-        crash = np.empty(nl, dtype=np.bool_)
-        collided = np.empty(nl, dtype=np.bool_)
+        reached, crash, collided = w.q_reached[r0:r1], w.q_crash[r0:r1], w.q_collided[r0:r1]
 
         if mode == BOTH or mode == PHASE_A:
             # Phase A. Actions -> preferred velocities (behaviours and kinematics).
-            act = np.empty((nl, rows.act.shape[1]))
-            for q in range(nl):
-                for c in range(act.shape[1]):
-                    act[q, c] = rows.act[rr[q], c]
             pref = sl.pref[a0:a1]
-            pos0 = pos.copy()
+            pos0, vel0, active0 = w.pos0[a0:a1], w.vel0[a0:a1], w.active0[a0:a1]
             crowdnav_collisions = st.crowdnav_collisions[b]
-            vel0 = vel.copy() if crowdnav_collisions else w.new_vel[0:0]
+            for i in range(n):
+                pos0[i, 0] = pos[i, 0]
+                pos0[i, 1] = pos[i, 1]
+                active0[i] = active[i]
+            if crowdnav_collisions:
+                for i in range(n):
+                    vel0[i, 0] = vel[i, 0]
+                    vel0[i, 1] = vel[i, 1]
             heading, kp, cmd = sl.heading[a0:a1], sl.kin_param[a0:a1], w.cmd[a0:a1]
             preferred_velocities(pos0, targets, sl.pref_speed[a0:a1], max_speed,
                                  sl.noise_ang[a0:a1], sl.noise_mag[a0:a1], st.noisy[b],
-                                 sl.external_steer[a0:a1], kin, live, act, st.world_frame[b],
-                                 st.residual[b], heading, kp, dt, cmd, pref)
-            active0 = active.copy()
+                                 sl.external_steer[a0:a1], kin, live, rows.act, rr,
+                                 st.world_frame[b], st.residual[b], heading, kp, dt, cmd, pref)
             # NH-ORCA's velocity polygons of the non-holonomic slots (none: plain ORCA).
             nh = st.nonholonomic[b]
             lin_vel, ang_vel, safe = sl.lin_vel[a0:a1], sl.ang_vel[a0:a1], sl.safe[a0:a1]
@@ -378,13 +403,15 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
 
             # Swept collisions of the live agents.
             tol, tol_rel = st.tol[b], st.tol_rel[b]
-            hit_a = np.zeros(nl, dtype=np.bool_)
+            hit_a, hit_w = w.q_hit_a[r0:r1], w.q_hit_w[r0:r1]
+            for q in range(nl):
+                hit_a[q] = False
+                hit_w[q] = False
             if crowdnav_collisions:
                 agent_collisions_crowdnav(live, pos0, pos, vel0, dt, radius, active0, tol,
                                           hit_a, tol_rel)
             else:
                 agent_collisions(live, pos0, pos, radius, active0, tol, hit_a, tol_rel)
-            hit_w = np.zeros(nl, dtype=np.bool_)
             if ob[0].shape[0] > 0:
                 obstacle_collisions(live, pos0, pos, radius, ob[0], ob[1], tol, hit_w, tol_rel)
             timeout_wins = step_count[b] >= st.last_step[b] and st.timeout_first[b]
@@ -413,26 +440,33 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
             continue
 
         # Proximity (one query for observations and rewards), the sensors, the observations.
-        axes = np.empty((nl, 2))
+        axes = w.q_axes[r0:r1]
         nbr_cos, occlusion = st.nbr_cos[b], st.occlusion[b]
         if spec.beams or nbr_cos > -1.0 or occlusion:
             sensor_axes(live, pos, targets, sl.heading[a0:a1], kin, st.world_frame[b], axes)
-        prox = _proximity(live, pos, active, kd, radius, ob, nodes, st.range_sq[b], spec.kk,
-                          spec.mm, axes, nbr_cos, occlusion)
-        scan = np.empty((nl, spec.beams))
+        sep_a, sep = w.q_sep_a[r0:r1], w.q_sep[r0:r1]
+        nbr, seg, closest = _proximity(
+            live, pos, active, kd, radius, ob, nodes, st.range_sq[b], spec.kk, spec.mm, axes,
+            nbr_cos, occlusion, w.tmp[a0:a1], w.nbr[r0:r1], w.nbr_dsq[r0:r1], sep_a, sep,
+            w.q_pts[r0:r1], w.seg[r0:r1], w.seg_dsq[r0:r1], w.closest[r0:r1], w.nbr0[r0:r1],
+            w.seg0[r0:r1], w.closest0[r0:r1])
+        scan = w.scan[r0:r1]
         if spec.beams:
             lidar_observe(live, pos, radius, active, axes, st.lidar_fov[b], st.lidar_range[b],
                           st.lidar_noise[b], st.sensor_key[b], step_count[b], ob[0], ob[1],
                           ob[5], ob[6], scan)
-        _observe(live, rr, pos, vel, radius, max_speed, targets, path_len, ob[3], prox.nbr,
-                 prox.seg, prox.closest, spec.universal, st.world_frame[b], st.obs_range[b], dt,
+        direct = nl == L  # the live agents are the world's rows, in order
+        obs_q = rows.obs[r0:r1] if direct else w.obs[r0:r1]
+        _observe(live, rr, pos, vel, radius, max_speed, targets, path_len, ob[3], nbr, seg,
+                 closest, spec.universal, st.world_frame[b], st.obs_range[b], dt,
                  spec.low, spec.high, spec.n_extra, spec.time_obs, step_count[b],
                  st.last_step[b], rows.extra_obs, rows.obs, spec.heading_obs, sl.heading[a0:a1],
                  sl.ang_vel[a0:a1], sl.kin_param[a0:a1], kin, scan, st.lidar_range[b],
-                 spec.stall_obs, sl.stall[a0:a1], st.window[b])
+                 spec.stall_obs, sl.stall[a0:a1], st.window[b], w.q_targets[r0:r1],
+                 w.q_path[r0:r1], obs_q, direct)
         if mode == OBSERVE:
             for q in range(nl):
-                rows.sep[rr[q]] = prox.sep[q]
+                rows.sep[rr[q]] = sep[q]
             continue
 
         # Phase B. Progress and rewards.
@@ -441,20 +475,17 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
                 reached[q] = w.reached[rr[q]]
                 crash[q] = w.crash[rr[q]]
                 collided[q] = w.hit[rr[q]] != 0
-        prog = np.empty(nl)
+        prog = w.q_prog[r0:r1]
         progress(live, sl.d_prev[a0:a1], path_len, sl.d0[a0:a1], prog)
         weights = st.weights[b]
         nt = weights.shape[0]
-        weighted = np.empty((nl, nt))
-        reward = np.empty(nl)
+        weighted, reward = w.q_weighted[r0:r1], w.q_reward[r0:r1]
         reward_terms(live, prog, reached, collided, stalled, sl.intervention[a0:a1], max_speed,
-                     dt, prox.sep_agents, st.discomfort[b], weights, weighted, reward)
+                     dt, sep_a, st.discomfort[b], weights, weighted, reward)
 
         # Outcomes: terminations, truncations, statuses, goal behaviours.
-        term = np.empty(nl, dtype=np.bool_)
-        trunc = np.empty(nl, dtype=np.bool_)
-        status = np.empty(nl, dtype=np.int64)
-        leave = np.empty(n, dtype=np.bool_)
+        term, trunc, status = w.q_term[r0:r1], w.q_trunc[r0:r1], w.q_status[r0:r1]
+        leave = w.leave[a0:a1]
         outcomes(live, reached, crash, stalled, moving, at_goal, sl.crowd[a0:a1],
                  sl.on_goal[a0:a1], step_count[b] >= st.last_step[b], st.end_episode[b], term,
                  trunc, status, leave, sl.parked[a0:a1], sl.slot_status[a0:a1], w.renew[a0:a1])
@@ -481,7 +512,7 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
             rows.term[r] = term[q]
             rows.trunc[r] = trunc[q]
             rows.status[r] = status[q]
-            rows.sep[r] = prox.sep[q]
+            rows.sep[r] = sep[q]
             rows.hit[r] = w.hit[r]
             rows.alive[r] = not (term[q] or trunc[q])
             any_alive = any_alive or rows.alive[r]

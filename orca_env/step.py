@@ -93,8 +93,8 @@ def goal_velocities(slots, pos, targets, pref_speed, out):
 
 @njit(cache=True, no_cfunc_wrapper=True)
 def preferred_velocities(pos0, targets, pref_speed, max_speed, noise_ang, noise_mag, noisy,
-                         external, kin, live, act, world_frame, residual, heading, kp, dt, cmd,
-                         out):
+                         external, kin, live, act, act_rows, world_frame, residual, heading, kp,
+                         dt, cmd, out):
     """Preferred velocities of every slot for one env step.
 
     Scripted slots steer to their target (:func:`goal_velocity`) plus RVO2's noise; slots
@@ -114,7 +114,8 @@ def preferred_velocities(pos0, targets, pref_speed, max_speed, noise_ang, noise_
         external: (n,) bool, preferred velocity already set by its behaviour.
         kin: (n,) int64 kinematics codes.
         live: (L,) int64 slots of the live learned agents.
-        act: (L, A) float64 actions, norm <= 1.
+        act: (R, A) float64 actions, norm <= 1.
+        act_rows: (L,) int64 the row of ``act`` of each live agent.
         world_frame: actions are in the world frame.
         residual: actions are residuals on the goal-directed preferred velocity.
         heading: (n,) float64 headings, rad (non-holonomic models' actions are relative to it).
@@ -135,7 +136,8 @@ def preferred_velocities(pos0, targets, pref_speed, max_speed, noise_ang, noise_
     for k in range(live.shape[0]):
         i = live[k]
         ex, ey = frame_axis(targets[i, 0] - pos0[i, 0], targets[i, 1] - pos0[i, 1], world_frame)
-        out[i, 0], out[i, 1] = command(kin[i], i, act[k, 0], act[k, 1], ex, ey, out[i, 0],
+        r = act_rows[k]
+        out[i, 0], out[i, 1] = command(kin[i], i, act[r, 0], act[r, 1], ex, ey, out[i, 0],
                                        out[i, 1], max_speed[i], residual, heading, kp, dt, cmd)
 
 

@@ -89,7 +89,8 @@ def step_world(pos, vel, pref, active, kd_order, params, time_step, obst, max_nb
 
 
 @njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
-def query_world_neighbors(slots, pos, active, kd_order, range_sq, k, nodes, out_ids, out_dsq):
+def query_world_neighbors(slots, pos, active, kd_order, range_sq, k, nodes, out_ids, out_dsq,
+                          tmp):
     """``Simulator.query_agent_neighbors_unchecked`` on one world's arrays.
 
     A fresh tree over the active agents, built from a copy of the persistent order (which stays
@@ -105,8 +106,8 @@ def query_world_neighbors(slots, pos, active, kd_order, range_sq, k, nodes, out_
         nodes: (begin, end, left, right, box) node scratch, >= max(2n - 1, 1) rows.
         out_ids: (q, k) int64 output, prefilled with -1.
         out_dsq: (q, k) float64 output, prefilled with inf.
+        tmp: (n,) int64 scratch (the tree's order).
     """
-    tmp = np.empty(kd_order.shape[0], dtype=np.int64)
     na = partition_active(kd_order, active, tmp)
     m = max(2 * na - 1, 1)
     tree = (tmp[:na], nodes[0][:m], nodes[1][:m], nodes[2][:m], nodes[3][:m], nodes[4][:m])
