@@ -426,6 +426,13 @@ class Simulator:
             if value is None:
                 value = self._defaults[name]
             arr = np.asarray(value)
+            # Fast path (the env's resets): a valid real array passes the bounds check, whose
+            # bounds are finite (NaN and inf fail it); anything else takes the checks below,
+            # which raise the same errors as always.
+            if arr.dtype.kind in "iuf" and arr.shape in ((k,), ()) and (
+                    arr.dtype.kind != "f" or dtype is not np.int64) and check(arr).all():
+                out[name] = np.full(k, arr, dtype=dtype) if arr.ndim == 0 else arr.astype(dtype)
+                continue
             if arr.dtype == bool or not (
                 np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)
             ):
