@@ -17,7 +17,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from numba import njit, typeof
+from numba import njit, typeof, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from .collisions import agent_collisions, agent_collisions_crowdnav, obstacle_collisions
 from .core import Simulator
@@ -168,10 +170,41 @@ def _live(alive, learned, b, L, live_all, rows_all):
     return live_all[r0:r0 + q], rows_all[r0:r0 + q]
 
 
+@intrinsic
+def _unmanaged(typingctx, x):
+    """``x`` (an array, or a tuple or named tuple of arrays and scalars) without reference counts.
+
+    The same arrays (same data, shapes and strides) with a null meminfo, as numba's constant
+    arrays have: numba then skips the atomic reference-count increment and decrement of every
+    view taken of them and every call they are passed to, which cost a third of a small world's
+    step (hundreds per world and step). Only for arrays that outlive the call using them: the
+    caller's arguments, which Python holds until the call returns.
+    """
+    def null_meminfo(context, builder, ty, value):
+        arr = context.make_array(ty)(context, builder, value=value)
+        arr.meminfo = cgutils.get_null_value(arr.meminfo.type)
+        return arr._getvalue()
+
+    def codegen(context, builder, sig, args):
+        ty, value = sig.args[0], args[0]
+        if isinstance(ty, types.Array):
+            return null_meminfo(context, builder, ty, value)
+        out = value
+        for i, t in enumerate(ty.types):
+            if isinstance(t, types.Array):
+                e = builder.extract_value(value, i)
+                out = builder.insert_value(out, null_meminfo(context, builder, t, e), i)
+        return out
+
+    return x(x), codegen
+
+
 # No function takes the bundles per world: numba increfs every array of a tuple passed to a
 # function (or inlined into one), which costs more than a small world's work. The world loop
 # (:func:`run_worlds`) slices each world's views from the bundles once and writes the phases
-# out in its own body.
+# out in its own body; it first drops the reference counts of every array it was given
+# (:func:`_unmanaged`), so that those views and the calls they are passed to cost no atomic
+# operations either.
 
 
 @njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
@@ -319,6 +352,12 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
     functions: a call would hand on several dozen arrays, which costs more than a small
     world's work.
     """
+    # Views without reference counts (:func:`_unmanaged`): Python holds every argument.
+    worlds, off, node_off = _unmanaged(worlds), _unmanaged(off), _unmanaged(node_off)
+    sl, st, spec, obst, w = _unmanaged(sl), _unmanaged(st), _unmanaged(spec), \
+        _unmanaged(obst), _unmanaged(w)
+    rows, step_count, clock = _unmanaged(rows), _unmanaged(step_count), _unmanaged(clock)
+    world_done = _unmanaged(world_done)
     for j in range(worlds.shape[0]):
         b = worlds[j]
         a0, a1 = off[b], off[b + 1]
