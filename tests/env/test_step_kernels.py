@@ -66,9 +66,11 @@ def test_preferred_velocities_kernel_matches_python(n, world_frame, residual):
     # Every motion model among the learned slots (residual actions are holonomic only).
     kin = np.zeros(n, dtype=np.int64) if residual else rng.integers(0, 3, n)
     kp = rng.uniform(0.1, 2.0, (n, KIN_PARAMS))
+    rows = rng.permutation(live.size + 3)[:live.size]  # each live agent's row of the actions
     args = (rng.normal(size=(n, 2)), rng.normal(size=(n, 2)), np.ones(n), np.full(n, 1.5),
             rng.uniform(0, 6, n), rng.uniform(0, 1e-4, n), True, external, kin, live,
-            rng.uniform(-1, 1, (live.size, 2)), world_frame, residual, rng.uniform(-3, 3, n), kp,
+            rng.uniform(-1, 1, (live.size + 3, 2)), rows, world_frame, residual,
+            rng.uniform(-3, 3, n), kp,
             0.25, np.zeros((n, 2)), rng.normal(size=(n, 2)))
     _assert_same(*_both(preferred_velocities, *args))
 
