@@ -8,7 +8,10 @@ checkout first on odd repetitions, the other first on even ones), so load drift 
 alike. It prints, per case and system, the median agent-steps/s of each checkout, the ratio
 (the other checkout's time per agent-step / this one's: above 1, this checkout is faster), the
 load, and this checkout's ``vec/core`` (vec-1t's time per agent-step over core-batch's) and
-2-thread speed-up. The last line printed is JSON with every figure.
+2-thread speed-up. After every repetition the driver compares the two checkouts' states (each
+system's positions and velocities, and the vector envs' last observations, rewards and
+flags): it prints whether they stayed bit-identical. The last line printed is JSON with every
+figure.
 
 Both workers use this checkout's ``bench_peers.py`` steppers (so both time the same driver
 code); only ``orca_env`` differs.
@@ -22,14 +25,16 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import hashlib
 import importlib.util
 import json
 import os
 import statistics
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 SYSTEMS = ("core-batch", "vec-1t", "vec-2t")
@@ -61,7 +66,21 @@ def worker(case, systems, warmup, seed):
     for line in sys.stdin:
         key, steps = line.split()
         done, wall, cpu = steppers[key].run(int(steps))
-        print(json.dumps({"done": done, "wall": wall, "cpu": cpu}), flush=True)
+        print(json.dumps({"done": done, "wall": wall, "cpu": cpu,
+                          "digest": digest(steppers[key])}), flush=True)
+
+
+def digest(s):
+    """A hash of a stepper's state: positions and velocities (and the vector env's last step)."""
+    x = hashlib.sha256()
+    if hasattr(s, "env"):
+        b = s.env._batch
+        parts = [b.slots.pos, b.slots.vel, s.env._obs, b.alive]
+    else:
+        parts = [s.store["pos"], s.store["vel"]]
+    for a in parts:
+        x.update(np.ascontiguousarray(a).tobytes())
+    return x.hexdigest()[:16]
 
 
 def start(checkout, cache, case, systems, warmup, seed):
@@ -104,13 +123,29 @@ def main():
         ap.error("--against CHECKOUT is required")
     other = Path(args.against).resolve()
     if not (other / "orca_env" / "__init__.py").exists():
-        ap.error(f"--against: {args.against!r} is not a checkout of orca-env (no "
-                 f"orca_env/__init__.py)")
+        ap.error(f"--against must be a checkout of orca-env (no orca_env/__init__.py in "
+                 f"{args.against})")
+    for name in ("reps", "steps"):
+        if getattr(args, name) < 1:
+            ap.error(f"--{name} must be >= 1, got {getattr(args, name)}")
+    if args.warmup < 0:
+        ap.error(f"--warmup must be >= 0, got {args.warmup}")
+    cases = []
+    for item in args.cases.split(","):
+        parts = item.strip().lower().split("x")
+        if len(parts) != 2 or not all(p.isdigit() and int(p) > 0 for p in parts):
+            ap.error(f"--cases: {item.strip()!r} is not WORLDSxAGENTS with positive integers "
+                     f"(e.g. 64x16)")
+        cases.append((int(parts[0]), int(parts[1])))
+    # A cache directory per checkout: numba's cache keys a kernel by its file alone, and
+    # bench_peers.py's njit driver (this checkout's file in both workers) compiles the core
+    # it calls into itself.
     base = os.environ.get("NUMBA_CACHE_DIR", "/tmp/numba_against")
-    checkouts = {"new": (REPO, base), "old": (other, base + "_against")}
-    out = []
-    for case_text in args.cases.split(","):
-        case = tuple(int(x) for x in case_text.strip().lower().split("x"))
+    checkouts = {"new": (REPO, base),
+                 "old": (other, base if other == REPO else base + "_against")}
+    out, identical = [], True
+    for case in cases:
+        case_text = f"{case[0]}x{case[1]}"
         l0 = load1()
         procs = {}
         for tag, (path, cache) in checkouts.items():
@@ -122,6 +157,10 @@ def main():
             for k in systems:
                 for tag in order:
                     res[tag, k].append(ask(procs[tag], k, args.steps))
+                if res["new", k][-1]["digest"] != res["old", k][-1]["digest"]:
+                    identical = False
+                    print(f"case {case_text}: {k} differs between the checkouts after "
+                          f"repetition {r + 1}", file=sys.stderr, flush=True)
         for p in procs.values():
             p.stdin.close()
             p.wait()
@@ -153,9 +192,10 @@ def main():
         if row["system"] == "summary":
             print(f"{row['case']}: " + ", ".join(f"{k} {v:.2f}" for k, v in row.items()
                                                  if k not in ("case", "system")))
-    print(json.dumps(out))
+    print(f"states bit-identical between the checkouts after every repetition: "
+          f"{'yes' if identical else 'NO'}")
+    print(json.dumps({"rows": out, "identical": identical}))
 
 
 if __name__ == "__main__":
-    t0 = time.perf_counter()
     main()
