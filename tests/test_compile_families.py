@@ -136,10 +136,11 @@ def test_no_kernel_is_specialised_on_an_integer_literal():
     sigs = {id(d): sig for d, sig in families.family("core").resolved()}
     # _compute_block is called by the serial step (its signature registers when loaded).
     compile_copy(kernels.compute_velocities_serial, sigs[id(kernels.compute_velocities_serial)])
-    assert len(kernels._compute_block.overloads) == 1
-    compile_copy(kernels._compute_block, next(iter(kernels._compute_block.overloads)))
+    # (other tests may have compiled it for other signatures too: each is checked)
+    assert kernels._compute_block.overloads
+    for sig in list(kernels._compute_block.overloads):
+        compile_copy(kernels._compute_block, sig)
     compile_copy(kernels.apply_velocities, sigs[id(kernels.apply_velocities)])
     for callee in (kernels._compute_range, kernels._apply_range):
-        assert len(callee.overloads) == 2, (callee, list(callee.overloads))  # with, without obstacles
         for sig in callee.overloads:
             assert not any(isinstance(t, types.IntegerLiteral) for t in sig), (callee, sig)
