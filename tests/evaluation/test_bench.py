@@ -285,7 +285,7 @@ def test_shipped_policies_by_name(tmp_path, monkeypatch, capsys):
               "--policy", "generalistt", "--out", "c"])
     assert exc.value.code == 2
     assert ("a shipped policy (circle_ppo, crowdnav, crowdnav_circle, crowdnav_unicycle, generalist, "
-            "generalist_residual)") \
+            "generalist_residual, generalist_sarl)") \
         in capsys.readouterr().err
 
 

@@ -25,11 +25,14 @@ from orca_env.evaluation.suite import is_eval_seed  # noqa: E402
 from orca_env.training.config import REPO_ROOT, load_train_config  # noqa: E402
 
 #: Shipped name -> its action mode.
-SHIPPED = {"generalist": "velocity", "generalist_residual": "residual"}
+SHIPPED = {"generalist": "velocity", "generalist_residual": "residual",
+           "generalist_sarl": "velocity"}
 both = pytest.mark.parametrize("name", sorted(SHIPPED))
 SETTINGS = {"layout": "universal", "frame": "goal", "num_agents": 6, "num_obstacles": 4}
 #: Shipped name -> the observation settings it carries (the generalist observes the time).
-OBSERVATION = {"generalist": dict(SETTINGS, time=True), "generalist_residual": SETTINGS}
+OBSERVATION = {"generalist": dict(SETTINGS, time=True), "generalist_residual": SETTINGS,
+               "generalist_sarl": dict(SETTINGS, num_agents=16, num_obstacles=8, time=True,
+                                       stall=True)}
 
 
 def _short(entry):
@@ -67,7 +70,7 @@ def test_the_shipped_generalist_matches_its_training_config_and_its_seeds(name):
 
 def test_the_two_configs_differ_where_their_headers_say():
     gen, res = (load_train_config(os.path.join(REPO_ROOT, "configs", "train", f"{n}.yaml"))
-                for n in sorted(SHIPPED))
+                for n in ("generalist", "generalist_residual"))
     # The generalist: velocity actions, time-aware, trained on the shipped (closed) corridors.
     assert gen["env"].get("action", "velocity") == "velocity"
     assert gen["env"]["observation"]["time"] is True
@@ -114,3 +117,18 @@ def test_it_beats_pure_orca_on_the_dense_crossings(name):
     sym, sym_orca = (_rates(rep, "circle_nojitter", p) for p in (label, "orca"))
     assert sym_orca["deadlock_rate"] == 1.0  # pure ORCA's symmetric deadlock
     assert sym["success_rate"] >= 0.9 and sym["collision_rate"] == 0.0, sym
+
+
+def test_the_crowd_generalist_is_the_generalist_mixture_seen_as_a_set():
+    gen, sarl = (load_train_config(os.path.join(REPO_ROOT, "configs", "train", f"{n}.yaml"))
+                 for n in ("generalist", "generalist_sarl"))
+    assert sarl["policy_kwargs"]["extractor"] == "sarl" and sarl["normalize"] is False
+    obs = sarl["env"]["observation"]
+    assert (obs["num_agents"], obs["num_obstacles"], obs["time"], obs["stall"]) == (16, 8, True,
+                                                                                   True)
+    # The generalist's entries, in its order, with the social-force scenes added.
+    names = [e["config"] for e in sarl["env"]["mixture"]]
+    added = {"crowdnav_circle_sf", "crowdnav_square_sf", "bottleneck_sf", "doorway_sf"}
+    assert [n for n in names if n not in added] == [e["config"] for e in gen["env"]["mixture"]]
+    assert added <= set(names)
+    assert sarl["env"]["rewards"] == gen["env"]["rewards"]
