@@ -214,6 +214,12 @@ class WorldConfig:
         tol = cfg.collision_tolerance
         #: Tolerated overlap: ``tol_abs`` metres plus ``tol_rel`` times the smaller radius.
         self.tol_abs, self.tol_rel = tolerance_parts(tol)
+        #: Whether any slot's ORCA radius is padded (``orca_padding``).
+        self.padded = bool(np.any(self.table.padding > 0.0))
+        #: The episodes' core simulator without agents, and the table's per-agent parameters
+        #: validated by the core (set at the first reset: :func:`build_episode`).
+        self.sim_template: Simulator | None = None
+        self.agent_params: dict | None = None
         r_min = self.table.radius_min
         if self.tol_abs + self.tol_rel * r_min >= r_min:
             raise ValueError(f"config key 'collision_tolerance' must be below the smallest agent "
@@ -250,21 +256,33 @@ def build_episode(wc: WorldConfig, rng: np.random.Generator, seed: int, episode:
     sc, t, cfg = wc.scenario, wc.table, wc.config
     sc.start_episode(int(seed), int(episode))
     world = sc.build_world(rng)
-    ad = sc.AGENT_DEFAULTS
-    sim = Simulator(wc.time_step, neighbor_dist=ad["neighbor_dist"],
-                    max_neighbors=ad["max_neighbors"], time_horizon=ad["time_horizon"],
-                    time_horizon_obst=ad["time_horizon_obst"], radius=ad["radius"],
-                    max_speed=ad["max_speed"], num_threads=1)
+    if wc.sim_template is None:  # validated once per resolved config, at its first reset
+        ad = sc.AGENT_DEFAULTS
+        wc.sim_template = Simulator(wc.time_step, neighbor_dist=ad["neighbor_dist"],
+                                    max_neighbors=ad["max_neighbors"],
+                                    time_horizon=ad["time_horizon"],
+                                    time_horizon_obst=ad["time_horizon_obst"],
+                                    radius=ad["radius"], max_speed=ad["max_speed"],
+                                    num_threads=1)
+    sim = wc.sim_template.new_like()
     for poly in world.obstacles:
         sim.add_obstacle(np.asarray(poly, dtype=np.float64))
     if world.boundary is not None:
         sim.add_boundary(np.asarray(world.boundary, dtype=np.float64))
     sim.process_obstacles()
     starts, goals, radius, max_speed, pref_speed = _populate(wc, rng, sim)
-    padded = np.any(t.padding > 0.0)
-    sim.add_agents(starts, radius=radius + t.padding if padded else radius, max_speed=max_speed,
-                   responsibility=t.responsibility, layer=t.layers, avoid_mask=t.avoid_masks,
-                   **t.orca)
+    orca_radius = radius + t.padding if wc.padded else radius
+    if wc.agent_params is None:  # the table's parameters, validated at the first reset
+        sim.add_agents(starts, radius=orca_radius, max_speed=max_speed,
+                       responsibility=t.responsibility, layer=t.layers,
+                       avoid_mask=t.avoid_masks, **t.orca)
+        wc.agent_params = sim.check_agent_params(
+            wc.n, responsibility=t.responsibility, layer=t.layers, avoid_mask=t.avoid_masks,
+            **t.orca)
+        del wc.agent_params["radius"], wc.agent_params["max_speed"]
+    else:
+        sim.add_agents(starts, radius=orca_radius, max_speed=max_speed,
+                       validated=wc.agent_params)
     _check_spawns(wc, sim, starts, radius)
     roadmap = goal_costs = None
     if cfg.guidance:

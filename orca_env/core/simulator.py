@@ -222,6 +222,23 @@ class Simulator:
                 integer=True,
             )
         self._num_threads = num_threads
+        self._init_state()
+
+    def new_like(self):
+        """A new simulator with this one's time step, per-agent defaults and ``num_threads``.
+
+        It has no agents and no obstacles, as if constructed afresh with the same arguments,
+        which are not validated again (the env builds one per world at every reset).
+        """
+        sim = object.__new__(type(self))
+        sim._time_step = self._time_step
+        sim._defaults = dict(self._defaults)
+        sim._num_threads = self._num_threads
+        sim._init_state()
+        return sim
+
+    def _init_state(self):
+        """The state of a simulator without agents or obstacles (the constructor's end)."""
         # The clock as a 1-element array, so that a batched stepper can share it (bind_storage).
         self._clock = np.zeros(1)
         self._n = 0
@@ -248,11 +265,11 @@ class Simulator:
     # ------------------------------------------------------------------ storage
     def _alloc(self, capacity):
         self._agent_params = None
+        n = self._n
         for attr, (dtype, shape) in _AGENT_ARRAYS.items():
             new = np.zeros((capacity, *shape), dtype=dtype)
-            old = getattr(self, attr, None)
-            if old is not None:
-                new[: self._n] = old[: self._n]
+            if n:
+                new[:n] = getattr(self, attr)[:n]
             setattr(self, attr, new)
 
     def _grow(self, extra):
@@ -418,10 +435,12 @@ class Simulator:
         return self._obst["points"].shape[0]
 
     # ------------------------------------------------------------------ agents
-    def _params(self, k, overrides):
+    def _params(self, k, overrides, skip=()):
         """Validated per-agent parameter arrays of length k (defaults where None)."""
         out = {}
         for name, (dtype, check, message) in _AGENT_PARAMS.items():
+            if name in skip:
+                continue
             value = overrides.get(name)
             if value is None:
                 value = self._defaults[name]
@@ -501,12 +520,33 @@ class Simulator:
                 raise ValueError(f"{name} must be a scalar, got {value!r}")
         return int(self.add_agents(p[None], velocities=v[None], **params)[0])
 
-    def add_agents(self, positions, velocities=None, **params):
+    def check_agent_params(self, k, **params):
+        """The per-agent parameter arrays :meth:`add_agents` would take for k agents.
+
+        Validated as :meth:`add_agents` validates them (the same errors); missing ones take the
+        defaults. Pass (some of) the result back as ``add_agents(..., validated=...)`` to add
+        agents with these parameters again without validating them again.
+
+        Returns:
+            ``{name: (k,) array}`` for every per-agent parameter (``radius`` ...
+            ``avoid_mask``), float64 or int64 arrays of the simulator's own.
+        """
+        unknown = set(params) - set(_AGENT_PARAMS)
+        if unknown:
+            raise ValueError(
+                f"unknown agent parameter(s) {sorted(unknown)}; valid: {list(_AGENT_PARAMS)}"
+            )
+        return self._params(k, params)
+
+    def add_agents(self, positions, velocities=None, *, validated=None, **params):
         """Add k agents at once (vectorised :meth:`add_agent`).
 
         Args:
             positions: (k, 2) metres.
             velocities: (k, 2) m/s, or None for zeros.
+            validated: None, or a dict of parameter arrays that :meth:`check_agent_params`
+                returned for k agents, taken as they are (not validated again: for a caller
+                that adds agents with the same parameters at every episode).
             **params: per-agent parameters (see :class:`Simulator`), each a scalar or a (k,)
                 array; missing ones take the defaults.
 
@@ -521,7 +561,21 @@ class Simulator:
         p = _as_points("positions", positions)
         k = p.shape[0]
         v = np.zeros((k, 2)) if velocities is None else _as_points("velocities", velocities, k)
-        vals = self._params(k, params)
+        if validated:
+            both = set(validated) & set(params)
+            if both:
+                raise ValueError(f"agent parameter(s) {sorted(both)} given both as keywords "
+                                 f"and in validated")
+            bad = [name for name, a in validated.items()
+                   if name not in _AGENT_PARAMS or not isinstance(a, np.ndarray)
+                   or a.shape != (k,) or a.dtype != _AGENT_PARAMS[name][0]]
+            if bad:
+                raise ValueError(f"validated must hold check_agent_params({k})'s arrays; "
+                                 f"not these: {sorted(map(str, bad))}")
+            vals = self._params(k, params, skip=validated)
+            vals.update(validated)
+        else:
+            vals = self._params(k, params)
         self._grow(k)
         lo, hi = self._n, self._n + k
         self._pos[lo:hi] = p
