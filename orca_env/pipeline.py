@@ -219,33 +219,42 @@ class WorldBatch:
         if not np.array_equal(sizes, self._sizes):
             self._alloc(sizes)  # binds every world, the new ones included
         sl, L = self._slots, self.num_learned
-        for b, ep in zip(worlds, episodes, strict=True):
+        for b in worlds:
             self._bind(b)
-            s = self._world_slice(b)
-            t = ep.table
-            for k in _SLOT_TABLE_I8 + _SLOT_TABLE_B + ("noise", "kin_param"):
-                getattr(sl, k)[s] = getattr(t, k)
-            sl.radius[s], sl.max_speed[s] = ep.radius, ep.max_speed
-            sl.pref_speed[s], sl.goal_tol[s] = ep.pref_speed, ep.goal_tol
-            sl.starts[s], sl.goals[s] = ep.starts, ep.goals
-            sl.parked[s] = False
-            sl.stall[s] = 0
-            d = ep.goals - ep.starts  # every agent starts facing its goal (CrowdNav's robot)
-            sl.heading[s] = np.arctan2(d[:, 1], d[:, 0])
-            sl.lin_vel[s] = 0.0
-            sl.ang_vel[s] = 0.0
-            sl.slot_status[s] = 0
-            self.step_counts[b] = 0
-            self.alive[b * L:(b + 1) * L] = True
-            self.learned[b * L:(b + 1) * L] = t.learned_slots
-            for (name, _), arr in zip(_SETTINGS, self._settings, strict=False):
-                arr[b] = ep.settings[name]
-            self._settings.weights[b] = ep.settings["weights"]
+        # Every loaded world's slots at once: idx lists them, world after world.
+        w = np.asarray(worlds, dtype=np.int64)
+        n_w = self._sizes[w]
+        idx = np.arange(int(n_w.sum()), dtype=np.int64) + \
+            np.repeat(self.offsets[w] - (np.cumsum(n_w) - n_w), n_w)
+
+        def cat(arrays):
+            return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+        tables = [ep.table for ep in episodes]
+        for k in _SLOT_TABLE_I8 + _SLOT_TABLE_B + ("noise", "kin_param"):
+            getattr(sl, k)[idx] = cat([getattr(t, k) for t in tables])
+        for k in ("radius", "max_speed", "pref_speed", "goal_tol", "starts", "goals"):
+            getattr(sl, k)[idx] = cat([getattr(ep, k) for ep in episodes])
+        sl.parked[idx] = False
+        sl.stall[idx] = 0
+        d = sl.goals[idx] - sl.starts[idx]  # every agent starts facing its goal (CrowdNav's robot)
+        sl.heading[idx] = np.arctan2(d[:, 1], d[:, 0])
+        sl.lin_vel[idx] = 0.0
+        sl.ang_vel[idx] = 0.0
+        sl.slot_status[idx] = 0
+        self.step_counts[w] = 0
+        rows = (w[:, None] * L + np.arange(L)).ravel()
+        self.alive[rows] = True
+        self.learned[rows] = cat([t.learned_slots for t in tables])
+        for (name, _), arr in zip(_SETTINGS, self._settings, strict=False):
+            arr[w] = [ep.settings[name] for ep in episodes]
+        self._settings.weights[w] = [ep.settings["weights"] for ep in episodes]
+        for b, ep in zip(worlds, episodes, strict=True):
             if ep.settings["lidar_noise"] > 0.0:
                 self._settings.sensor_key[b] = _sensor_key(ep.rng)
-            self.update_targets([b])
-            sl.d0[s] = np.maximum(sl.path_len[s], 1e-9)
-            sl.d_prev[s] = sl.path_len[s]
+        self.update_targets(worlds, idx)
+        sl.d0[idx] = np.maximum(sl.path_len[idx], 1e-9)
+        sl.d_prev[idx] = sl.path_len[idx]
         if self._obst is None or self._world_has_obstacles[list(worlds)].any() or \
                 any(ep.sim.num_obstacle_vertices for ep in episodes):
             self._obst = concat_obstacles([ep.sim for ep in self.episodes])
@@ -268,9 +277,19 @@ class WorldBatch:
                 sl.d_prev[s] = sl.path_len[s]
 
     # -- guidance and goals (Python) -----------------------------------------------------
-    def update_targets(self, worlds: Sequence[int]) -> None:
-        """Targets and remaining path lengths of the worlds' slots (roadmap with guidance)."""
+    def update_targets(self, worlds: Sequence[int], idx: np.ndarray | None = None) -> None:
+        """Targets and remaining path lengths of the worlds' slots (roadmap with guidance).
+
+        ``idx``: the worlds' slots, world after world (given at load: the worlds without a
+        roadmap are then updated in one go).
+        """
         sl = self._slots
+        if idx is not None:
+            eps = self.episodes
+            if all(eps[b].roadmap is None for b in worlds):
+                sl.targets[idx] = goals = sl.goals[idx]
+                sl.path_len[idx] = np.linalg.norm(goals - sl.pos[idx], axis=1)
+                return
         for b in worlds:
             ep, s = self.episodes[b], self._world_slice(b)
             pos, goals = sl.pos[s], sl.goals[s]
