@@ -389,6 +389,10 @@ def _populate(wc: WorldConfig, rng: np.random.Generator, sim: Simulator):
         t.base_pref_speed.copy()
 
 
+#: Neighbours of each agent :func:`_check_spawns` measures.
+_SPAWN_NEIGHBORS = 16
+
+
 def _check_spawns(wc: WorldConfig, sim: Simulator, starts: np.ndarray, r: np.ndarray) -> None:
     """Refuse a layout whose agents start overlapping each other or the obstacles.
 
@@ -400,11 +404,22 @@ def _check_spawns(wc: WorldConfig, sim: Simulator, starts: np.ndarray, r: np.nda
         SpawnError: Naming the scenario, the first offending slot and what to change.
     """
     tol, rel, n, name = wc.tol_abs, wc.tol_rel, wc.n, wc.scenario.name
-    nbr, dsq = sim.query_agent_neighbors(min(16, n - 1), 2.0 * float(r.max()))
-    other = r[np.maximum(nbr, 0)]
+    if n <= _SPAWN_NEIGHBORS + 1:
+        # Every other agent is among the 16 nearest: measure every pair at once, as the
+        # kd-tree query does (dx * dx + dy * dy, within the query's range, not the agent itself).
+        x, y = starts[:, 0], starts[:, 1]
+        dx, dy = x[:, None] - x, y[:, None] - y
+        dsq = dx * dx + dy * dy
+        near = dsq < (2.0 * float(r.max())) ** 2
+        np.fill_diagonal(near, False)
+        other = r[None, :]
+    else:
+        nbr, dsq = sim.query_agent_neighbors(_SPAWN_NEIGHBORS, 2.0 * float(r.max()))
+        near = nbr >= 0
+        other = r[np.maximum(nbr, 0)]
     gap = np.sqrt(dsq) - r[:, None] - other
     pair_tol = tol + rel * np.minimum(r[:, None], other)  # rel 0: exactly tol
-    bad = np.flatnonzero(((nbr >= 0) & (gap < -pair_tol)).any(axis=1))
+    bad = np.flatnonzero((near & (gap < -pair_tol)).any(axis=1))
     if bad.size:
         i = int(bad[0])
         raise SpawnError(f"{name}: agents start overlapping (slot {i} at {starts[i].tolist()} "
