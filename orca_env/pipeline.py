@@ -62,6 +62,14 @@ _SLOT_F8 = ("radius", "max_speed", "pref_speed", "goal_tol", "path_len", "d0", "
 _SLOT_2D = ("goals", "targets", "starts")
 _SLOT_TABLE_I8 = ("population", "kinematics", "on_goal", "group")
 _SLOT_TABLE_B = ("safe", "crowd", "external_steer")
+#: Each ``Simulator.STORAGE_FIELDS`` name (but the clock): the slot array that holds it.
+_SIM_STORAGE = {"pos": "pos", "vel": "vel", "pref": "pref", "radius": "orca_radius",
+                "max_speed": "orca_max_speed", "neighbor_dist": "neighbor_dist",
+                "max_neighbors": "max_neighbors", "time_horizon": "time_horizon",
+                "time_horizon_obst": "time_horizon_obst", "responsibility": "responsibility",
+                "layer": "layer", "avoid_mask": "avoid_mask", "active": "active",
+                "n_lines": "n_lines", "lp3": "lp3", "intervention": "intervention",
+                "corrected": "corrected", "kd_order": "kd"}
 #: Settings fields, per world: (name, dtype).
 _SETTINGS = (("time_step", np.float64), ("last_step", np.int64), ("timeout_first", np.bool_),
              ("crowdnav_collisions", np.bool_), ("tol", np.float64), ("tol_rel", np.float64),
@@ -197,16 +205,11 @@ class WorldBatch:
     def _world_slice(self, b: int) -> slice:
         return slice(int(self.offsets[b]), int(self.offsets[b + 1]))
 
-    def _bind(self, b: int) -> None:
+    def _bind(self, b: int, copy: bool = True) -> None:
         s, sl = self._world_slice(b), self._slots
         self.episodes[b].sim.bind_storage(
-            pos=sl.pos[s], vel=sl.vel[s], pref=sl.pref[s], radius=sl.orca_radius[s],
-            max_speed=sl.orca_max_speed[s], neighbor_dist=sl.neighbor_dist[s],
-            max_neighbors=sl.max_neighbors[s], time_horizon=sl.time_horizon[s],
-            time_horizon_obst=sl.time_horizon_obst[s], responsibility=sl.responsibility[s],
-            layer=sl.layer[s], avoid_mask=sl.avoid_mask[s], active=sl.active[s],
-            n_lines=sl.n_lines[s], lp3=sl.lp3[s], intervention=sl.intervention[s],
-            corrected=sl.corrected[s], kd_order=sl.kd[s], clock=self.clock[b:b + 1])
+            copy, **{name: getattr(sl, field)[s] for name, field in _SIM_STORAGE.items()},
+            clock=self.clock[b:b + 1])
 
     # -- loading worlds ------------------------------------------------------------------
     def load(self, worlds: Sequence[int], episodes: Sequence[WorldEpisode]) -> None:
@@ -219,8 +222,6 @@ class WorldBatch:
         if not np.array_equal(sizes, self._sizes):
             self._alloc(sizes)  # binds every world, the new ones included
         sl, L = self._slots, self.num_learned
-        for b in worlds:
-            self._bind(b)
         # Every loaded world's slots at once: idx lists them, world after world.
         w = np.asarray(worlds, dtype=np.int64)
         n_w = self._sizes[w]
@@ -230,6 +231,13 @@ class WorldBatch:
         def cat(arrays):
             return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
+        # The simulators' state into their slices, then each bound to its slice.
+        states = [ep.sim.storage() for ep in episodes]
+        for name, field in _SIM_STORAGE.items():
+            getattr(sl, field)[idx] = cat([st[name] for st in states])
+        self.clock[w] = [st["clock"][0] for st in states]
+        for b in worlds:
+            self._bind(b, copy=False)
         tables = [ep.table for ep in episodes]
         for k in _SLOT_TABLE_I8 + _SLOT_TABLE_B + ("noise", "kin_param"):
             getattr(sl, k)[idx] = cat([getattr(t, k) for t in tables])

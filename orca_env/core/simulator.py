@@ -93,6 +93,10 @@ _AGENT_ARRAYS = {
     "_corrected": (np.bool_, ()),
 }
 
+# Zero-length agent arrays, shared by every simulator without agents.
+_EMPTY_AGENT_ARRAYS = {attr: np.zeros((0, *shape), dtype=dtype)
+                       for attr, (dtype, shape) in _AGENT_ARRAYS.items()}
+
 # Writable empty arrays for the step kernels' optional inputs (a numba global would be a
 # read-only constant, another type, hence another compiled specialisation).
 _NO_VLINES = np.zeros((0, 0, 4))
@@ -266,6 +270,10 @@ class Simulator:
     def _alloc(self, capacity):
         self._agent_params = None
         n = self._n
+        if capacity == 0:  # no agents: the shared empty arrays (nothing can be written to them)
+            for attr, a in _EMPTY_AGENT_ARRAYS.items():
+                setattr(self, attr, a)
+            return
         for attr, (dtype, shape) in _AGENT_ARRAYS.items():
             new = np.zeros((capacity, *shape), dtype=dtype)
             if n:
@@ -751,7 +759,19 @@ class Simulator:
     #: underscore, plus ``kd_order`` and ``clock``.
     STORAGE_FIELDS = tuple(a[1:] for a in _AGENT_ARRAYS) + ("kd_order", "clock")
 
-    def bind_storage(self, **arrays):
+    def storage(self):
+        """The agent state :meth:`bind_storage` would take over, by :data:`STORAGE_FIELDS` name.
+
+        Views of this simulator's own arrays (``num_agents`` rows; ``clock`` of shape ``(1,)``):
+        a batched stepper copies them into its arrays, then binds with ``copy=False``.
+        """
+        n = self._n
+        out = {name: getattr(self, "_" + name)[:n] for name in self.STORAGE_FIELDS[:-2]}
+        out["kd_order"] = self._kd_order
+        out["clock"] = self._clock
+        return out
+
+    def bind_storage(self, copy=True, **arrays):
         """Keep the agent state in the given arrays from now on (for a batched stepper).
 
         The env's step pipeline advances many worlds in one call on concatenated arrays; each
@@ -763,7 +783,16 @@ class Simulator:
             **arrays: One writable array per name of :data:`STORAGE_FIELDS`, of this
                 simulator's ``num_agents`` rows (``clock``: shape ``(1,)``), with the dtype and
                 trailing shape of the array it replaces. Not validated (an internal seam).
+            copy: False when the arrays already hold this simulator's state (what
+                :meth:`storage` gave): they are bound as they are.
         """
+        if not copy:
+            self._clock = arrays["clock"]
+            self._kd_order = arrays["kd_order"]
+            for name in self.STORAGE_FIELDS[:-2]:
+                setattr(self, "_" + name, arrays[name])
+            self._agent_params = None
+            return
         n = self._n
         for name in self.STORAGE_FIELDS:
             a = arrays[name]
