@@ -214,12 +214,15 @@ class WorldConfig:
         tol = cfg.collision_tolerance
         #: Tolerated overlap: ``tol_abs`` metres plus ``tol_rel`` times the smaller radius.
         self.tol_abs, self.tol_rel = tolerance_parts(tol)
+        #: Whether any slot draws its radius and speed at reset (``randomize_attributes``).
+        self.randomized = bool(self.table.randomized.any())
         #: Whether any slot's ORCA radius is padded (``orca_padding``).
         self.padded = bool(np.any(self.table.padding > 0.0))
         #: The episodes' core simulator without agents, and the table's per-agent parameters
         #: validated by the core (set at the first reset: :func:`build_episode`).
         self.sim_template: Simulator | None = None
         self.agent_params: dict | None = None
+        self._settings: dict = {}  # settings(guided), by guided
         r_min = self.table.radius_min
         if self.tol_abs + self.tol_rel * r_min >= r_min:
             raise ValueError(f"config key 'collision_tolerance' must be below the smallest agent "
@@ -227,7 +230,17 @@ class WorldConfig:
                              f"got {tol!r}")
 
     def settings(self, guided: bool) -> dict:
-        """The pipeline's per-world settings (:data:`orca_env.pipeline._SETTINGS`)."""
+        """The pipeline's per-world settings (:data:`orca_env.pipeline._SETTINGS`).
+
+        A fresh dict each call (made once per ``guided`` value: nothing in it changes
+        between episodes).
+        """
+        made = self._settings.get(guided)
+        if made is None:
+            made = self._settings[guided] = self._make_settings(guided)
+        return dict(made)
+
+    def _make_settings(self, guided: bool) -> dict:
         cfg = self.config
         return {"time_step": float(self.time_step), "last_step": int(self.last_step),
                 "timeout_first": self.timeout_first,
@@ -370,19 +383,25 @@ def _populate(wc: WorldConfig, rng: np.random.Generator, sim: Simulator):
     if starts.shape != (n, 2) or goals.shape != (n, 2):
         raise RuntimeError(f"{sc.name}.place_agents returned shapes {starts.shape}, "
                            f"{goals.shape}; expected ({n}, 2)")
-    fixed = ~t.randomized
-    lo_r, hi_r = RANDOM_RADIUS
-    lo_v, hi_v = RANDOM_SPEED
-    ok = (radii.shape == (n,) and speeds.shape == (n,)
-          and np.array_equal(radii[fixed], t.base_radius[fixed])
-          and np.array_equal(speeds[fixed], t.base_max_speed[fixed])
-          and bool(np.all((radii[~fixed] >= lo_r) & (radii[~fixed] <= hi_r)))
-          and bool(np.all((speeds[~fixed] >= lo_v) & (speeds[~fixed] <= hi_v))))
+    randomized = wc.randomized
+    if not randomized:  # every slot keeps the config's values (the same test, in two calls)
+        ok = (radii.shape == (n,) and speeds.shape == (n,)
+              and np.array_equal(radii, t.base_radius)
+              and np.array_equal(speeds, t.base_max_speed))
+    else:
+        fixed = ~t.randomized
+        lo_r, hi_r = RANDOM_RADIUS
+        lo_v, hi_v = RANDOM_SPEED
+        ok = (radii.shape == (n,) and speeds.shape == (n,)
+              and np.array_equal(radii[fixed], t.base_radius[fixed])
+              and np.array_equal(speeds[fixed], t.base_max_speed[fixed])
+              and bool(np.all((radii[~fixed] >= lo_r) & (radii[~fixed] <= hi_r)))
+              and bool(np.all((speeds[~fixed] >= lo_v) & (speeds[~fixed] <= hi_v))))
     if not ok:
         raise RuntimeError(f"{sc.name}.populate must return radii and max speeds of shape "
                            f"({n},) that keep the config's values except for randomized "
                            f"slots, drawn within {RANDOM_RADIUS} m and {RANDOM_SPEED} m/s")
-    if t.randomized.any():
+    if randomized:
         return starts, goals, radii, speeds, np.where(t.pref_is_vpref, speeds,
                                                       t.base_pref_speed)
     return starts, goals, t.base_radius.copy(), t.base_max_speed.copy(), \
