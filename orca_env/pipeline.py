@@ -180,6 +180,8 @@ class WorldBatch:
                 for name, arr in zip(Slots._fields, self._slots, strict=True):
                     arr[c:c + sizes[b]] = getattr(old, name)[a:a + sizes[b]]
         self.offsets = off
+        #: Each world's views of the slot arrays that its simulator binds (made at first use).
+        self._sim_views: list[dict | None] = [None] * sizes.size
         self._sizes = sizes.copy()
         for b in range(sizes.size):  # every world's simulator onto its new slice
             if self.episodes[b] is not None and self._sizes[b] == self.episodes[b].table.size:
@@ -206,10 +208,13 @@ class WorldBatch:
         return slice(int(self.offsets[b]), int(self.offsets[b + 1]))
 
     def _bind(self, b: int, copy: bool = True) -> None:
-        s, sl = self._world_slice(b), self._slots
-        self.episodes[b].sim.bind_storage(
-            copy, **{name: getattr(sl, field)[s] for name, field in _SIM_STORAGE.items()},
-            clock=self.clock[b:b + 1])
+        views = self._sim_views[b]
+        if views is None:
+            s, sl = self._world_slice(b), self._slots
+            views = {name: getattr(sl, field)[s] for name, field in _SIM_STORAGE.items()}
+            views["clock"] = self.clock[b:b + 1]
+            self._sim_views[b] = views
+        self.episodes[b].sim.bind_storage(copy, **views)
 
     # -- loading worlds ------------------------------------------------------------------
     def load(self, worlds: Sequence[int], episodes: Sequence[WorldEpisode]) -> None:

@@ -299,3 +299,20 @@ def test_add_agents_validated_takes_check_agent_params_arrays():
         sim.check_agent_params(2, max_neighbors=1.5)
     for name, x in before.items():
         np.testing.assert_array_equal(snapshot(sim)[name], x, err_msg=name)
+
+
+def test_storage_then_bind_without_copy_steps_as_unbound():
+    """storage() gives the state bind_storage takes; copy=False binds the copies as they are."""
+    sim, ref = make_sim(), make_sim()
+    state = sim.storage()
+    assert set(state) == set(Simulator.STORAGE_FIELDS)
+    arrays = {name: np.array(a) for name, a in state.items()}
+    sim.bind_storage(copy=False, **arrays)
+    assert np.shares_memory(sim.positions, arrays["pos"])
+    for _ in range(4):
+        sim.step()
+        ref.step()
+    for name, x in snapshot(ref).items():
+        np.testing.assert_array_equal(snapshot(sim)[name], x, err_msg=name)
+    np.testing.assert_array_equal(arrays["pos"], ref.positions)  # the steps wrote the arrays
+    assert arrays["clock"][0] == ref.global_time
