@@ -281,9 +281,12 @@ class Simulator:
             setattr(self, attr, new)
 
     def _grow(self, extra):
+        """Room for ``extra`` more agents; returns whether the arrays are new (all zeros past n)."""
         need = self._n + extra
         if need > self._pos.shape[0]:
             self._alloc(max(need, 2 * self._pos.shape[0], 16))
+            return True
+        return False
 
     # ------------------------------------------------------------------ properties
     @property
@@ -568,7 +571,7 @@ class Simulator:
             )
         p = _as_points("positions", positions)
         k = p.shape[0]
-        v = np.zeros((k, 2)) if velocities is None else _as_points("velocities", velocities, k)
+        v = None if velocities is None else _as_points("velocities", velocities, k)
         if validated:
             both = set(validated) & set(params)
             if both:
@@ -584,20 +587,24 @@ class Simulator:
             vals.update(validated)
         else:
             vals = self._params(k, params)
-        self._grow(k)
+        fresh = self._grow(k)  # fresh arrays are zeros: the zero state need not be written
         lo, hi = self._n, self._n + k
         self._pos[lo:hi] = p
-        self._vel[lo:hi] = v
-        self._pref[lo:hi] = 0.0
+        if v is not None:
+            self._vel[lo:hi] = v
+        elif not fresh:
+            self._vel[lo:hi] = 0.0
         for name, arr in vals.items():
             getattr(self, "_" + name)[lo:hi] = arr
         self._active[lo:hi] = True
         self._agent_params = None
-        for attr in ("_n_lines", "_lp3", "_intervention", "_corrected"):
-            getattr(self, attr)[lo:hi] = 0
+        if not fresh:
+            for attr in ("_pref", "_n_lines", "_lp3", "_intervention", "_corrected"):
+                getattr(self, attr)[lo:hi] = 0
         self._n = hi
-        self._kd_order = np.concatenate([self._kd_order, np.arange(lo, hi, dtype=np.int64)])
-        return np.arange(lo, hi, dtype=np.int64)
+        ids = np.arange(lo, hi, dtype=np.int64)
+        self._kd_order = np.concatenate([self._kd_order, ids]) if lo else ids.copy()
+        return ids
 
     def _ids(self, ids, name="ids"):
         if isinstance(ids, np.ndarray) and ids.dtype == np.int64 and ids.ndim == 1:
