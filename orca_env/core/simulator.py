@@ -232,7 +232,8 @@ class Simulator:
         """A new simulator with this one's time step, per-agent defaults and ``num_threads``.
 
         It has no agents and no obstacles, as if constructed afresh with the same arguments,
-        which are not validated again (the env builds one per world at every reset).
+        which are not validated again (the env builds one per world at every reset). A
+        subclass's own constructor is not run.
         """
         sim = object.__new__(type(self))
         sim._time_step = self._time_step
