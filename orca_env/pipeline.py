@@ -674,6 +674,8 @@ class WorldBatch:
         state = self.__dict__.copy()
         state["_pool"] = None
         state["_config_data"], state["_slot_data"] = {}, {}  # keyed by ids of this process
+        # Views of the slot arrays would come back as arrays of their own: made again.
+        state["_sim_views"] = [None] * len(self._sim_views)
         return state
 
     def __setstate__(self, state: dict) -> None:

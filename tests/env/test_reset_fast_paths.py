@@ -78,3 +78,34 @@ def test_resets_after_the_first_give_the_simulator_the_validated_parameters():
             np.testing.assert_array_equal(getattr(sim, attr), ref[name], err_msg=name)
     assert not np.array_equal(radii[0], radii[1])  # the randomized radii were drawn again
     assert np.any(env._wc.table.padding > 0.0)
+
+
+@pytest.mark.parametrize("clone", ["pickle", "deepcopy"])
+def test_a_copied_vector_env_binds_its_resets_to_its_own_arrays(clone):
+    # The batch keeps each world's views of its slot arrays for the resets' binding; a copy
+    # must make its own, or its worlds' simulators would see the original's arrays.
+    import copy
+    import pickle
+
+    from orca_env.vector import OrcaVectorEnv
+
+    env = OrcaVectorEnv("circle_dense", 3, seed=4)
+    env.reset()
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        env.step(rng.uniform(-1, 1, (env.num_envs, 2)))
+    other = pickle.loads(pickle.dumps(env)) if clone == "pickle" else copy.deepcopy(env)
+    resets = 0
+    for _ in range(150):
+        act = rng.uniform(-1, 1, (env.num_envs, 2))
+        o1, *_, info = env.step(act)
+        o2, *_ = other.step(act)
+        np.testing.assert_array_equal(o1, o2)
+        resets += int(info["world_reset"].sum())
+    assert resets > 0
+    for e in (env, other):
+        b = e._batch
+        for w, ep in enumerate(b.episodes):
+            s = slice(int(b.offsets[w]), int(b.offsets[w + 1]))
+            assert np.shares_memory(ep.sim.positions, b.slots.pos[s])
+            np.testing.assert_array_equal(ep.sim.positions, b.slots.pos[s])
