@@ -97,6 +97,16 @@ _AGENT_ARRAYS = {
 _EMPTY_AGENT_ARRAYS = {attr: np.zeros((0, *shape), dtype=dtype)
                        for attr, (dtype, shape) in _AGENT_ARRAYS.items()}
 
+# Zero-length obstacle arrays, shared by every simulator without obstacles.
+_EMPTY_OBSTACLES = {
+    "points": np.zeros((0, 2)),
+    "next_ids": np.zeros(0, dtype=np.int64),
+    "prev_ids": np.zeros(0, dtype=np.int64),
+    "unit_dirs": np.zeros((0, 2)),
+    "convex": np.zeros(0, dtype=bool),
+    "polygon": np.zeros(0, dtype=np.int64),
+}
+
 # Writable empty arrays for the step kernels' optional inputs (a numba global would be a
 # read-only constant, another type, hence another compiled specialisation).
 _NO_VLINES = np.zeros((0, 0, 4))
@@ -249,16 +259,10 @@ class Simulator:
         self._n = 0
         self._alloc(0)
         self._kd_order = np.zeros(0, dtype=np.int64)
-        self._obst = {
-            "points": np.zeros((0, 2)),
-            "next_ids": np.zeros(0, dtype=np.int64),
-            "prev_ids": np.zeros(0, dtype=np.int64),
-            "unit_dirs": np.zeros((0, 2)),
-            "convex": np.zeros(0, dtype=bool),
-            "polygon": np.zeros(0, dtype=np.int64),
-        }
-        self._is_boundary = np.zeros(0, dtype=bool)
-        self._seg_order = np.zeros(0, dtype=np.int64)
+        # Zero-length arrays are shared (adding obstacles replaces them, never writes them).
+        self._obst = dict(_EMPTY_OBSTACLES)
+        self._is_boundary = _EMPTY_OBSTACLES["convex"]
+        self._seg_order = _EMPTY_OBSTACLES["polygon"]
         self._seg_boxes = np.empty((2, 4))
         self._index_dirty = False
         self._obstacles = None  # kernels' Obstacles bundle, rebuilt when obstacles change
