@@ -214,6 +214,15 @@ class WorldConfig:
         tol = cfg.collision_tolerance
         #: Tolerated overlap: ``tol_abs`` metres plus ``tol_rel`` times the smaller radius.
         self.tol_abs, self.tol_rel = tolerance_parts(tol)
+        #: Whether any slot draws its radius and speed at reset (``randomize_attributes``).
+        self.randomized = bool(self.table.randomized.any())
+        #: Whether any slot's ORCA radius is padded (``orca_padding``).
+        self.padded = bool(np.any(self.table.padding > 0.0))
+        #: The episodes' core simulator without agents, and the table's per-agent parameters
+        #: validated by the core (set at the first reset: :func:`build_episode`).
+        self.sim_template: Simulator | None = None
+        self.agent_params: dict | None = None
+        self._settings: dict = {}  # settings(guided), by guided
         r_min = self.table.radius_min
         if self.tol_abs + self.tol_rel * r_min >= r_min:
             raise ValueError(f"config key 'collision_tolerance' must be below the smallest agent "
@@ -221,7 +230,17 @@ class WorldConfig:
                              f"got {tol!r}")
 
     def settings(self, guided: bool) -> dict:
-        """The pipeline's per-world settings (:data:`orca_env.pipeline._SETTINGS`)."""
+        """The pipeline's per-world settings (:data:`orca_env.pipeline._SETTINGS`).
+
+        A fresh dict each call (made once per ``guided`` value: nothing in it changes
+        between episodes).
+        """
+        made = self._settings.get(guided)
+        if made is None:
+            made = self._settings[guided] = self._make_settings(guided)
+        return dict(made)
+
+    def _make_settings(self, guided: bool) -> dict:
         cfg = self.config
         return {"time_step": float(self.time_step), "last_step": int(self.last_step),
                 "timeout_first": self.timeout_first,
@@ -250,21 +269,33 @@ def build_episode(wc: WorldConfig, rng: np.random.Generator, seed: int, episode:
     sc, t, cfg = wc.scenario, wc.table, wc.config
     sc.start_episode(int(seed), int(episode))
     world = sc.build_world(rng)
-    ad = sc.AGENT_DEFAULTS
-    sim = Simulator(wc.time_step, neighbor_dist=ad["neighbor_dist"],
-                    max_neighbors=ad["max_neighbors"], time_horizon=ad["time_horizon"],
-                    time_horizon_obst=ad["time_horizon_obst"], radius=ad["radius"],
-                    max_speed=ad["max_speed"], num_threads=1)
+    if wc.sim_template is None:  # validated once per resolved config, at its first reset
+        ad = sc.AGENT_DEFAULTS
+        wc.sim_template = Simulator(wc.time_step, neighbor_dist=ad["neighbor_dist"],
+                                    max_neighbors=ad["max_neighbors"],
+                                    time_horizon=ad["time_horizon"],
+                                    time_horizon_obst=ad["time_horizon_obst"],
+                                    radius=ad["radius"], max_speed=ad["max_speed"],
+                                    num_threads=1)
+    sim = wc.sim_template.new_like()
     for poly in world.obstacles:
         sim.add_obstacle(np.asarray(poly, dtype=np.float64))
     if world.boundary is not None:
         sim.add_boundary(np.asarray(world.boundary, dtype=np.float64))
     sim.process_obstacles()
     starts, goals, radius, max_speed, pref_speed = _populate(wc, rng, sim)
-    padded = np.any(t.padding > 0.0)
-    sim.add_agents(starts, radius=radius + t.padding if padded else radius, max_speed=max_speed,
-                   responsibility=t.responsibility, layer=t.layers, avoid_mask=t.avoid_masks,
-                   **t.orca)
+    orca_radius = radius + t.padding if wc.padded else radius
+    if wc.agent_params is None:  # the table's parameters, validated at the first reset
+        sim.add_agents(starts, radius=orca_radius, max_speed=max_speed,
+                       responsibility=t.responsibility, layer=t.layers,
+                       avoid_mask=t.avoid_masks, **t.orca)
+        wc.agent_params = sim.check_agent_params(
+            wc.n, responsibility=t.responsibility, layer=t.layers, avoid_mask=t.avoid_masks,
+            **t.orca)
+        del wc.agent_params["radius"], wc.agent_params["max_speed"]
+    else:
+        sim.add_agents(starts, radius=orca_radius, max_speed=max_speed,
+                       validated=wc.agent_params)
     _check_spawns(wc, sim, starts, radius)
     roadmap = goal_costs = None
     if cfg.guidance:
@@ -352,23 +383,33 @@ def _populate(wc: WorldConfig, rng: np.random.Generator, sim: Simulator):
     if starts.shape != (n, 2) or goals.shape != (n, 2):
         raise RuntimeError(f"{sc.name}.place_agents returned shapes {starts.shape}, "
                            f"{goals.shape}; expected ({n}, 2)")
-    fixed = ~t.randomized
-    lo_r, hi_r = RANDOM_RADIUS
-    lo_v, hi_v = RANDOM_SPEED
-    ok = (radii.shape == (n,) and speeds.shape == (n,)
-          and np.array_equal(radii[fixed], t.base_radius[fixed])
-          and np.array_equal(speeds[fixed], t.base_max_speed[fixed])
-          and bool(np.all((radii[~fixed] >= lo_r) & (radii[~fixed] <= hi_r)))
-          and bool(np.all((speeds[~fixed] >= lo_v) & (speeds[~fixed] <= hi_v))))
+    randomized = wc.randomized
+    if not randomized:  # every slot keeps the config's values (the same test, in two calls)
+        ok = (radii.shape == (n,) and speeds.shape == (n,)
+              and np.array_equal(radii, t.base_radius)
+              and np.array_equal(speeds, t.base_max_speed))
+    else:
+        fixed = ~t.randomized
+        lo_r, hi_r = RANDOM_RADIUS
+        lo_v, hi_v = RANDOM_SPEED
+        ok = (radii.shape == (n,) and speeds.shape == (n,)
+              and np.array_equal(radii[fixed], t.base_radius[fixed])
+              and np.array_equal(speeds[fixed], t.base_max_speed[fixed])
+              and bool(np.all((radii[~fixed] >= lo_r) & (radii[~fixed] <= hi_r)))
+              and bool(np.all((speeds[~fixed] >= lo_v) & (speeds[~fixed] <= hi_v))))
     if not ok:
         raise RuntimeError(f"{sc.name}.populate must return radii and max speeds of shape "
                            f"({n},) that keep the config's values except for randomized "
                            f"slots, drawn within {RANDOM_RADIUS} m and {RANDOM_SPEED} m/s")
-    if t.randomized.any():
+    if randomized:
         return starts, goals, radii, speeds, np.where(t.pref_is_vpref, speeds,
                                                       t.base_pref_speed)
     return starts, goals, t.base_radius.copy(), t.base_max_speed.copy(), \
         t.base_pref_speed.copy()
+
+
+#: Neighbours of each agent :func:`_check_spawns` measures.
+_SPAWN_NEIGHBORS = 16
 
 
 def _check_spawns(wc: WorldConfig, sim: Simulator, starts: np.ndarray, r: np.ndarray) -> None:
@@ -382,11 +423,22 @@ def _check_spawns(wc: WorldConfig, sim: Simulator, starts: np.ndarray, r: np.nda
         SpawnError: Naming the scenario, the first offending slot and what to change.
     """
     tol, rel, n, name = wc.tol_abs, wc.tol_rel, wc.n, wc.scenario.name
-    nbr, dsq = sim.query_agent_neighbors(min(16, n - 1), 2.0 * float(r.max()))
-    other = r[np.maximum(nbr, 0)]
+    if n <= _SPAWN_NEIGHBORS + 1:
+        # Every other agent is among the 16 nearest: measure every pair at once, as the
+        # kd-tree query does (dx * dx + dy * dy, within the query's range, not the agent itself).
+        x, y = starts[:, 0], starts[:, 1]
+        dx, dy = x[:, None] - x, y[:, None] - y
+        dsq = dx * dx + dy * dy
+        near = dsq < (2.0 * float(r.max())) ** 2
+        np.fill_diagonal(near, False)
+        other = r[None, :]
+    else:
+        nbr, dsq = sim.query_agent_neighbors(_SPAWN_NEIGHBORS, 2.0 * float(r.max()))
+        near = nbr >= 0
+        other = r[np.maximum(nbr, 0)]
     gap = np.sqrt(dsq) - r[:, None] - other
     pair_tol = tol + rel * np.minimum(r[:, None], other)  # rel 0: exactly tol
-    bad = np.flatnonzero(((nbr >= 0) & (gap < -pair_tol)).any(axis=1))
+    bad = np.flatnonzero((near & (gap < -pair_tol)).any(axis=1))
     if bad.size:
         i = int(bad[0])
         raise SpawnError(f"{name}: agents start overlapping (slot {i} at {starts[i].tolist()} "

@@ -62,6 +62,14 @@ _SLOT_F8 = ("radius", "max_speed", "pref_speed", "goal_tol", "path_len", "d0", "
 _SLOT_2D = ("goals", "targets", "starts")
 _SLOT_TABLE_I8 = ("population", "kinematics", "on_goal", "group")
 _SLOT_TABLE_B = ("safe", "crowd", "external_steer")
+#: Each ``Simulator.STORAGE_FIELDS`` name (but the clock): the slot array that holds it.
+_SIM_STORAGE = {"pos": "pos", "vel": "vel", "pref": "pref", "radius": "orca_radius",
+                "max_speed": "orca_max_speed", "neighbor_dist": "neighbor_dist",
+                "max_neighbors": "max_neighbors", "time_horizon": "time_horizon",
+                "time_horizon_obst": "time_horizon_obst", "responsibility": "responsibility",
+                "layer": "layer", "avoid_mask": "avoid_mask", "active": "active",
+                "n_lines": "n_lines", "lp3": "lp3", "intervention": "intervention",
+                "corrected": "corrected", "kd_order": "kd"}
 #: Settings fields, per world: (name, dtype).
 _SETTINGS = (("time_step", np.float64), ("last_step", np.int64), ("timeout_first", np.bool_),
              ("crowdnav_collisions", np.bool_), ("tol", np.float64), ("tol_rel", np.float64),
@@ -172,6 +180,8 @@ class WorldBatch:
                 for name, arr in zip(Slots._fields, self._slots, strict=True):
                     arr[c:c + sizes[b]] = getattr(old, name)[a:a + sizes[b]]
         self.offsets = off
+        #: Each world's views of the slot arrays that its simulator binds (made at first use).
+        self._sim_views: list[dict | None] = [None] * sizes.size
         self._sizes = sizes.copy()
         for b in range(sizes.size):  # every world's simulator onto its new slice
             if self.episodes[b] is not None and self._sizes[b] == self.episodes[b].table.size:
@@ -197,16 +207,14 @@ class WorldBatch:
     def _world_slice(self, b: int) -> slice:
         return slice(int(self.offsets[b]), int(self.offsets[b + 1]))
 
-    def _bind(self, b: int) -> None:
-        s, sl = self._world_slice(b), self._slots
-        self.episodes[b].sim.bind_storage(
-            pos=sl.pos[s], vel=sl.vel[s], pref=sl.pref[s], radius=sl.orca_radius[s],
-            max_speed=sl.orca_max_speed[s], neighbor_dist=sl.neighbor_dist[s],
-            max_neighbors=sl.max_neighbors[s], time_horizon=sl.time_horizon[s],
-            time_horizon_obst=sl.time_horizon_obst[s], responsibility=sl.responsibility[s],
-            layer=sl.layer[s], avoid_mask=sl.avoid_mask[s], active=sl.active[s],
-            n_lines=sl.n_lines[s], lp3=sl.lp3[s], intervention=sl.intervention[s],
-            corrected=sl.corrected[s], kd_order=sl.kd[s], clock=self.clock[b:b + 1])
+    def _bind(self, b: int, copy: bool = True) -> None:
+        views = self._sim_views[b]
+        if views is None:
+            s, sl = self._world_slice(b), self._slots
+            views = {name: getattr(sl, field)[s] for name, field in _SIM_STORAGE.items()}
+            views["clock"] = self.clock[b:b + 1]
+            self._sim_views[b] = views
+        self.episodes[b].sim.bind_storage(copy, **views)
 
     # -- loading worlds ------------------------------------------------------------------
     def load(self, worlds: Sequence[int], episodes: Sequence[WorldEpisode]) -> None:
@@ -219,33 +227,47 @@ class WorldBatch:
         if not np.array_equal(sizes, self._sizes):
             self._alloc(sizes)  # binds every world, the new ones included
         sl, L = self._slots, self.num_learned
+        # Every loaded world's slots at once: idx lists them, world after world.
+        w = np.asarray(worlds, dtype=np.int64)
+        n_w = self._sizes[w]
+        idx = np.arange(int(n_w.sum()), dtype=np.int64) + \
+            np.repeat(self.offsets[w] - (np.cumsum(n_w) - n_w), n_w)
+
+        def cat(arrays):
+            return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+
+        # The simulators' state into their slices, then each bound to its slice.
+        states = [ep.sim.storage() for ep in episodes]
+        for name, field in _SIM_STORAGE.items():
+            getattr(sl, field)[idx] = cat([st[name] for st in states])
+        self.clock[w] = [st["clock"][0] for st in states]
+        for b in worlds:
+            self._bind(b, copy=False)
+        tables = [ep.table for ep in episodes]
+        for k in _SLOT_TABLE_I8 + _SLOT_TABLE_B + ("noise", "kin_param"):
+            getattr(sl, k)[idx] = cat([getattr(t, k) for t in tables])
+        for k in ("radius", "max_speed", "pref_speed", "goal_tol", "starts", "goals"):
+            getattr(sl, k)[idx] = cat([getattr(ep, k) for ep in episodes])
+        sl.parked[idx] = False
+        sl.stall[idx] = 0
+        d = sl.goals[idx] - sl.starts[idx]  # every agent starts facing its goal (CrowdNav's robot)
+        sl.heading[idx] = np.arctan2(d[:, 1], d[:, 0])
+        sl.lin_vel[idx] = 0.0
+        sl.ang_vel[idx] = 0.0
+        sl.slot_status[idx] = 0
+        self.step_counts[w] = 0
+        rows = (w[:, None] * L + np.arange(L)).ravel()
+        self.alive[rows] = True
+        self.learned[rows] = cat([t.learned_slots for t in tables])
+        for (name, _), arr in zip(_SETTINGS, self._settings, strict=False):
+            arr[w] = [ep.settings[name] for ep in episodes]
+        self._settings.weights[w] = [ep.settings["weights"] for ep in episodes]
         for b, ep in zip(worlds, episodes, strict=True):
-            self._bind(b)
-            s = self._world_slice(b)
-            t = ep.table
-            for k in _SLOT_TABLE_I8 + _SLOT_TABLE_B + ("noise", "kin_param"):
-                getattr(sl, k)[s] = getattr(t, k)
-            sl.radius[s], sl.max_speed[s] = ep.radius, ep.max_speed
-            sl.pref_speed[s], sl.goal_tol[s] = ep.pref_speed, ep.goal_tol
-            sl.starts[s], sl.goals[s] = ep.starts, ep.goals
-            sl.parked[s] = False
-            sl.stall[s] = 0
-            d = ep.goals - ep.starts  # every agent starts facing its goal (CrowdNav's robot)
-            sl.heading[s] = np.arctan2(d[:, 1], d[:, 0])
-            sl.lin_vel[s] = 0.0
-            sl.ang_vel[s] = 0.0
-            sl.slot_status[s] = 0
-            self.step_counts[b] = 0
-            self.alive[b * L:(b + 1) * L] = True
-            self.learned[b * L:(b + 1) * L] = t.learned_slots
-            for (name, _), arr in zip(_SETTINGS, self._settings, strict=False):
-                arr[b] = ep.settings[name]
-            self._settings.weights[b] = ep.settings["weights"]
             if ep.settings["lidar_noise"] > 0.0:
                 self._settings.sensor_key[b] = _sensor_key(ep.rng)
-            self.update_targets([b])
-            sl.d0[s] = np.maximum(sl.path_len[s], 1e-9)
-            sl.d_prev[s] = sl.path_len[s]
+        self.update_targets(worlds, idx)
+        sl.d0[idx] = np.maximum(sl.path_len[idx], 1e-9)
+        sl.d_prev[idx] = sl.path_len[idx]
         if self._obst is None or self._world_has_obstacles[list(worlds)].any() or \
                 any(ep.sim.num_obstacle_vertices for ep in episodes):
             self._obst = concat_obstacles([ep.sim for ep in self.episodes])
@@ -268,9 +290,19 @@ class WorldBatch:
                 sl.d_prev[s] = sl.path_len[s]
 
     # -- guidance and goals (Python) -----------------------------------------------------
-    def update_targets(self, worlds: Sequence[int]) -> None:
-        """Targets and remaining path lengths of the worlds' slots (roadmap with guidance)."""
+    def update_targets(self, worlds: Sequence[int], idx: np.ndarray | None = None) -> None:
+        """Targets and remaining path lengths of the worlds' slots (roadmap with guidance).
+
+        ``idx``: the worlds' slots, world after world (given at load: the worlds without a
+        roadmap are then updated in one go).
+        """
         sl = self._slots
+        if idx is not None:
+            eps = self.episodes
+            if all(eps[b].roadmap is None for b in worlds):
+                sl.targets[idx] = goals = sl.goals[idx]
+                sl.path_len[idx] = np.linalg.norm(goals - sl.pos[idx], axis=1)
+                return
         for b in worlds:
             ep, s = self.episodes[b], self._world_slice(b)
             pos, goals = sl.pos[s], sl.goals[s]
@@ -642,6 +674,8 @@ class WorldBatch:
         state = self.__dict__.copy()
         state["_pool"] = None
         state["_config_data"], state["_slot_data"] = {}, {}  # keyed by ids of this process
+        # Views of the slot arrays would come back as arrays of their own: made again.
+        state["_sim_views"] = [None] * len(self._sim_views)
         return state
 
     def __setstate__(self, state: dict) -> None:

@@ -236,7 +236,7 @@ class OrcaVectorEnv(VectorEnv):
         batch = self._batch
         batch.load(worlds, eps)
         L = self.num_agents_per_world
-        rows = np.concatenate([np.arange(b * L, (b + 1) * L) for b in worlds])
+        rows = (np.asarray(worlds, dtype=np.int64)[:, None] * L + np.arange(L)).ravel()
         if self._hooks:
             batch.run_hooks(rows)
         if sep is None:

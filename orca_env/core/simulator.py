@@ -93,6 +93,20 @@ _AGENT_ARRAYS = {
     "_corrected": (np.bool_, ()),
 }
 
+# Zero-length agent arrays, shared by every simulator without agents.
+_EMPTY_AGENT_ARRAYS = {attr: np.zeros((0, *shape), dtype=dtype)
+                       for attr, (dtype, shape) in _AGENT_ARRAYS.items()}
+
+# Zero-length obstacle arrays, shared by every simulator without obstacles.
+_EMPTY_OBSTACLES = {
+    "points": np.zeros((0, 2)),
+    "next_ids": np.zeros(0, dtype=np.int64),
+    "prev_ids": np.zeros(0, dtype=np.int64),
+    "unit_dirs": np.zeros((0, 2)),
+    "convex": np.zeros(0, dtype=bool),
+    "polygon": np.zeros(0, dtype=np.int64),
+}
+
 # Writable empty arrays for the step kernels' optional inputs (a numba global would be a
 # read-only constant, another type, hence another compiled specialisation).
 _NO_VLINES = np.zeros((0, 0, 4))
@@ -222,21 +236,33 @@ class Simulator:
                 integer=True,
             )
         self._num_threads = num_threads
+        self._init_state()
+
+    def new_like(self):
+        """A new simulator with this one's time step, per-agent defaults and ``num_threads``.
+
+        It has no agents and no obstacles, as if constructed afresh with the same arguments,
+        which are not validated again (the env builds one per world at every reset). A
+        subclass's own constructor is not run.
+        """
+        sim = object.__new__(type(self))
+        sim._time_step = self._time_step
+        sim._defaults = dict(self._defaults)
+        sim._num_threads = self._num_threads
+        sim._init_state()
+        return sim
+
+    def _init_state(self):
+        """The state of a simulator without agents or obstacles (the constructor's end)."""
         # The clock as a 1-element array, so that a batched stepper can share it (bind_storage).
         self._clock = np.zeros(1)
         self._n = 0
         self._alloc(0)
         self._kd_order = np.zeros(0, dtype=np.int64)
-        self._obst = {
-            "points": np.zeros((0, 2)),
-            "next_ids": np.zeros(0, dtype=np.int64),
-            "prev_ids": np.zeros(0, dtype=np.int64),
-            "unit_dirs": np.zeros((0, 2)),
-            "convex": np.zeros(0, dtype=bool),
-            "polygon": np.zeros(0, dtype=np.int64),
-        }
-        self._is_boundary = np.zeros(0, dtype=bool)
-        self._seg_order = np.zeros(0, dtype=np.int64)
+        # Zero-length arrays are shared (adding obstacles replaces them, never writes them).
+        self._obst = dict(_EMPTY_OBSTACLES)
+        self._is_boundary = _EMPTY_OBSTACLES["convex"]
+        self._seg_order = _EMPTY_OBSTACLES["polygon"]
         self._seg_boxes = np.empty((2, 4))
         self._index_dirty = False
         self._obstacles = None  # kernels' Obstacles bundle, rebuilt when obstacles change
@@ -248,17 +274,24 @@ class Simulator:
     # ------------------------------------------------------------------ storage
     def _alloc(self, capacity):
         self._agent_params = None
+        n = self._n
+        if capacity == 0:  # no agents: the shared empty arrays (nothing can be written to them)
+            for attr, a in _EMPTY_AGENT_ARRAYS.items():
+                setattr(self, attr, a)
+            return
         for attr, (dtype, shape) in _AGENT_ARRAYS.items():
             new = np.zeros((capacity, *shape), dtype=dtype)
-            old = getattr(self, attr, None)
-            if old is not None:
-                new[: self._n] = old[: self._n]
+            if n:
+                new[:n] = getattr(self, attr)[:n]
             setattr(self, attr, new)
 
     def _grow(self, extra):
+        """Room for ``extra`` more agents; returns whether the arrays are new (all zeros past n)."""
         need = self._n + extra
         if need > self._pos.shape[0]:
             self._alloc(max(need, 2 * self._pos.shape[0], 16))
+            return True
+        return False
 
     # ------------------------------------------------------------------ properties
     @property
@@ -418,10 +451,12 @@ class Simulator:
         return self._obst["points"].shape[0]
 
     # ------------------------------------------------------------------ agents
-    def _params(self, k, overrides):
+    def _params(self, k, overrides, skip=()):
         """Validated per-agent parameter arrays of length k (defaults where None)."""
         out = {}
         for name, (dtype, check, message) in _AGENT_PARAMS.items():
+            if name in skip:
+                continue
             value = overrides.get(name)
             if value is None:
                 value = self._defaults[name]
@@ -501,12 +536,33 @@ class Simulator:
                 raise ValueError(f"{name} must be a scalar, got {value!r}")
         return int(self.add_agents(p[None], velocities=v[None], **params)[0])
 
-    def add_agents(self, positions, velocities=None, **params):
+    def check_agent_params(self, k, **params):
+        """The per-agent parameter arrays :meth:`add_agents` would take for k agents.
+
+        Validated as :meth:`add_agents` validates them (the same errors); missing ones take the
+        defaults. Pass (some of) the result back as ``add_agents(..., validated=...)`` to add
+        agents with these parameters again without validating them again.
+
+        Returns:
+            ``{name: (k,) array}`` for every per-agent parameter (``radius`` ...
+            ``avoid_mask``), float64 or int64 arrays of the simulator's own.
+        """
+        unknown = set(params) - set(_AGENT_PARAMS)
+        if unknown:
+            raise ValueError(
+                f"unknown agent parameter(s) {sorted(unknown)}; valid: {list(_AGENT_PARAMS)}"
+            )
+        return self._params(k, params)
+
+    def add_agents(self, positions, velocities=None, *, validated=None, **params):
         """Add k agents at once (vectorised :meth:`add_agent`).
 
         Args:
             positions: (k, 2) metres.
             velocities: (k, 2) m/s, or None for zeros.
+            validated: None, or a dict of parameter arrays that :meth:`check_agent_params`
+                returned for k agents, taken as they are (not validated again: for a caller
+                that adds agents with the same parameters at every episode).
             **params: per-agent parameters (see :class:`Simulator`), each a scalar or a (k,)
                 array; missing ones take the defaults.
 
@@ -520,22 +576,40 @@ class Simulator:
             )
         p = _as_points("positions", positions)
         k = p.shape[0]
-        v = np.zeros((k, 2)) if velocities is None else _as_points("velocities", velocities, k)
-        vals = self._params(k, params)
-        self._grow(k)
+        v = None if velocities is None else _as_points("velocities", velocities, k)
+        if validated:
+            both = set(validated) & set(params)
+            if both:
+                raise ValueError(f"agent parameter(s) {sorted(both)} given both as keywords "
+                                 f"and in validated")
+            bad = [name for name, a in validated.items()
+                   if name not in _AGENT_PARAMS or not isinstance(a, np.ndarray)
+                   or a.shape != (k,) or a.dtype != _AGENT_PARAMS[name][0]]
+            if bad:
+                raise ValueError(f"validated must hold check_agent_params({k})'s arrays; "
+                                 f"not these: {sorted(map(str, bad))}")
+            vals = self._params(k, params, skip=validated)
+            vals.update(validated)
+        else:
+            vals = self._params(k, params)
+        fresh = self._grow(k)  # fresh arrays are zeros: the zero state need not be written
         lo, hi = self._n, self._n + k
         self._pos[lo:hi] = p
-        self._vel[lo:hi] = v
-        self._pref[lo:hi] = 0.0
+        if v is not None:
+            self._vel[lo:hi] = v
+        elif not fresh:
+            self._vel[lo:hi] = 0.0
         for name, arr in vals.items():
             getattr(self, "_" + name)[lo:hi] = arr
         self._active[lo:hi] = True
         self._agent_params = None
-        for attr in ("_n_lines", "_lp3", "_intervention", "_corrected"):
-            getattr(self, attr)[lo:hi] = 0
+        if not fresh:
+            for attr in ("_pref", "_n_lines", "_lp3", "_intervention", "_corrected"):
+                getattr(self, attr)[lo:hi] = 0
         self._n = hi
-        self._kd_order = np.concatenate([self._kd_order, np.arange(lo, hi, dtype=np.int64)])
-        return np.arange(lo, hi, dtype=np.int64)
+        ids = np.arange(lo, hi, dtype=np.int64)
+        self._kd_order = np.concatenate([self._kd_order, ids]) if lo else ids.copy()
+        return ids
 
     def _ids(self, ids, name="ids"):
         if isinstance(ids, np.ndarray) and ids.dtype == np.int64 and ids.ndim == 1:
@@ -697,7 +771,19 @@ class Simulator:
     #: underscore, plus ``kd_order`` and ``clock``.
     STORAGE_FIELDS = tuple(a[1:] for a in _AGENT_ARRAYS) + ("kd_order", "clock")
 
-    def bind_storage(self, **arrays):
+    def storage(self):
+        """The agent state :meth:`bind_storage` would take over, by :data:`STORAGE_FIELDS` name.
+
+        Views of this simulator's own arrays (``num_agents`` rows; ``clock`` of shape ``(1,)``):
+        a batched stepper copies them into its arrays, then binds with ``copy=False``.
+        """
+        n = self._n
+        out = {name: getattr(self, "_" + name)[:n] for name in self.STORAGE_FIELDS[:-2]}
+        out["kd_order"] = self._kd_order
+        out["clock"] = self._clock
+        return out
+
+    def bind_storage(self, copy=True, **arrays):
         """Keep the agent state in the given arrays from now on (for a batched stepper).
 
         The env's step pipeline advances many worlds in one call on concatenated arrays; each
@@ -709,7 +795,16 @@ class Simulator:
             **arrays: One writable array per name of :data:`STORAGE_FIELDS`, of this
                 simulator's ``num_agents`` rows (``clock``: shape ``(1,)``), with the dtype and
                 trailing shape of the array it replaces. Not validated (an internal seam).
+            copy: False when the arrays already hold this simulator's state (what
+                :meth:`storage` gave): they are bound as they are.
         """
+        if not copy:
+            self._clock = arrays["clock"]
+            self._kd_order = arrays["kd_order"]
+            for name in self.STORAGE_FIELDS[:-2]:
+                setattr(self, "_" + name, arrays[name])
+            self._agent_params = None
+            return
         n = self._n
         for name in self.STORAGE_FIELDS:
             a = arrays[name]

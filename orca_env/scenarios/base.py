@@ -309,17 +309,28 @@ class Scenario:
                                   f"reward_terms")
 
 
+#: Up to this many discs :func:`any_overlap` measures every pair (an n x n matrix).
+_ALL_PAIRS = 64
+
+
 def any_overlap(points: np.ndarray, radii: np.ndarray) -> bool:
     """Whether two of the discs ``points`` (``(n, 2)``, m) with ``radii`` (``(n,)``) overlap.
 
     Sort and sweep along x: only pairs closer in x than the two largest radii are measured, so
     memory is O(n) and time O(n log n) for spread-out layouts (an n x n distance matrix needs
-    6 GiB at 20,000 agents). A pair overlaps when its centre distance, ``np.linalg.norm`` of
-    the difference as in a distance matrix, is below the sum of its radii.
+    6 GiB at 20,000 agents); up to 64 discs every pair is measured at once, which is faster.
+    A pair overlaps when its centre distance, ``np.linalg.norm`` of the difference as in a
+    distance matrix (the square root of ``dx * dx + dy * dy``), is below the sum of its radii.
     """
     n = len(points)
     if n < 2:
         return False
+    if n <= _ALL_PAIRS:  # every pair at once: the same distances, the same answer
+        x, y = points[:, 0], points[:, 1]
+        dx, dy = x[:, None] - x, y[:, None] - y
+        hit = np.sqrt(dx * dx + dy * dy) < radii[:, None] + radii
+        np.fill_diagonal(hit, False)
+        return bool(hit.any())
     order = np.argsort(points[:, 0], kind="stable")
     p = points[order]
     r = radii[order]

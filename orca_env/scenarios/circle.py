@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .base import Scenario, SpawnError, World, any_overlap
+
+
+@functools.lru_cache(maxsize=64)
+def _angles(n: int, interleave: bool) -> np.ndarray:
+    """(n,) each slot's angle on the circle (read-only; the same for every episode)."""
+    k = np.arange(n)
+    if interleave and n > 1:
+        stride = max(1, int(round(np.sqrt(n))))
+        while np.gcd(stride, n) != 1:
+            stride += 1
+        k = (k * stride) % n
+    ang = k * 2.0 * np.pi / n
+    ang.flags.writeable = False
+    return ang
 
 
 class Circle(Scenario):
@@ -58,21 +74,18 @@ class Circle(Scenario):
     def place_agents(self, rng, sim, radii):
         """Starts evenly spaced on the circle (optionally interleaved), goals antipodal."""
         n = len(radii)
-        k = np.arange(n)
-        if self.interleave and n > 1:
-            stride = max(1, int(round(np.sqrt(n))))
-            while np.gcd(stride, n) != 1:
-                stride += 1
-            k = (k * stride) % n
-        ang = k * 2.0 * np.pi / n
+        ang = _angles(n, bool(self.interleave))
+        radius, jitter = self.circle_radius, self.jitter
         for _ in range(100):
-            r = np.full(n, self.circle_radius)
-            a = ang
-            if self.jitter > 0.0:
-                a = ang + rng.uniform(-1.0, 1.0, n) * self.jitter / self.circle_radius
-                r = r + rng.uniform(-1.0, 1.0, n) * self.jitter
-            starts = r[:, None] * np.stack([np.cos(a), np.sin(a)], axis=1)
-            if self.jitter == 0.0 or n < 2:
+            if jitter > 0.0:
+                a = ang + rng.uniform(-1.0, 1.0, n) * jitter / radius
+                r = radius + rng.uniform(-1.0, 1.0, n) * jitter
+            else:
+                a, r = ang, np.full(n, radius)
+            starts = np.empty((n, 2))
+            np.multiply(r, np.cos(a), out=starts[:, 0])
+            np.multiply(r, np.sin(a), out=starts[:, 1])
+            if jitter == 0.0 or n < 2:
                 return starts, -starts
             if not any_overlap(starts, radii):
                 return starts, -starts

@@ -245,3 +245,74 @@ def test_read_only_views():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert sim.positions.dtype == np.float64 and sim.positions.shape == (3, 2)
+
+
+def test_new_like_is_a_fresh_simulator_with_the_same_arguments():
+    """new_like() skips validating the constructor's arguments again, and steps the same."""
+    a = Simulator(time_step=0.2, neighbor_dist=7.0, max_neighbors=4, time_horizon=3.0,
+                  time_horizon_obst=2.0, radius=0.4, max_speed=1.2, responsibility=0.7,
+                  layer=3, avoid_mask=5, num_threads=1)
+    a.add_obstacle(SQUARE)
+    a.add_agents([(-3.0, 0.0), (5.0, 1.0)])
+    b = a.new_like()
+    assert b.num_agents == 0 and b.num_obstacle_vertices == 0 and b.global_time == 0.0
+    assert b.time_step == a.time_step
+    ref = Simulator(time_step=0.2, neighbor_dist=7.0, max_neighbors=4, time_horizon=3.0,
+                    time_horizon_obst=2.0, radius=0.4, max_speed=1.2, responsibility=0.7,
+                    layer=3, avoid_mask=5, num_threads=1)
+    for sim in (b, ref):
+        sim.add_obstacle(SQUARE)
+        sim.add_agents([(-3.0, 0.0), (5.0, 1.0), (5.0, 3.0)])
+        sim.set_pref_velocities([(1.0, 0.0), (-1.0, 0.0), (0.0, -1.0)])
+        for _ in range(5):
+            sim.step()
+    for name, x in snapshot(ref).items():
+        np.testing.assert_array_equal(snapshot(b)[name], x, err_msg=name)
+    assert a.num_agents == 2 and a.num_obstacle_vertices == 4  # the original is untouched
+
+
+def test_add_agents_validated_takes_check_agent_params_arrays():
+    sim = make_sim()
+    params = sim.check_agent_params(2, neighbor_dist=[3.0, 4.0], max_neighbors=2)
+    assert set(params) == {"radius", "max_speed", "neighbor_dist", "max_neighbors",
+                           "time_horizon", "time_horizon_obst", "responsibility", "layer",
+                           "avoid_mask"}
+    np.testing.assert_array_equal(params["radius"], [0.5, 0.5])  # the simulator's default
+    ref = make_sim()
+    fixed = {k: v for k, v in params.items() if k != "radius"}
+    sim.add_agents([(8.0, 0.0), (9.0, 0.0)], radius=[0.3, 0.2], validated=fixed)
+    ref.add_agents([(8.0, 0.0), (9.0, 0.0)], radius=[0.3, 0.2], neighbor_dist=[3.0, 4.0],
+                   max_neighbors=2)
+    for name, x in snapshot(ref).items():
+        np.testing.assert_array_equal(snapshot(sim)[name], x, err_msg=name)
+    # The keywords are still validated, with the usual message; nothing is added.
+    before = snapshot(sim)
+    with pytest.raises(ValueError, match=r"^radius must be > 0"):
+        sim.add_agents([(8.0, 0.0), (9.0, 0.0)], radius=[-1.0, 0.2], validated=fixed)
+    with pytest.raises(ValueError, match="given both as keywords and in validated"):
+        sim.add_agents([(8.0, 0.0), (9.0, 0.0)], neighbor_dist=1.0, validated=fixed)
+    with pytest.raises(ValueError, match=r"check_agent_params\(3\)"):
+        sim.add_agents([(8.0, 0.0), (9.0, 0.0), (7.0, 0.0)], validated=fixed)
+    with pytest.raises(ValueError, match=r"^unknown agent parameter"):
+        sim.check_agent_params(2, colour=1)
+    with pytest.raises(ValueError, match=r"^max_neighbors must be an integer"):
+        sim.check_agent_params(2, max_neighbors=1.5)
+    for name, x in before.items():
+        np.testing.assert_array_equal(snapshot(sim)[name], x, err_msg=name)
+
+
+def test_storage_then_bind_without_copy_steps_as_unbound():
+    """storage() gives the state bind_storage takes; copy=False binds the copies as they are."""
+    sim, ref = make_sim(), make_sim()
+    state = sim.storage()
+    assert set(state) == set(Simulator.STORAGE_FIELDS)
+    arrays = {name: np.array(a) for name, a in state.items()}
+    sim.bind_storage(copy=False, **arrays)
+    assert np.shares_memory(sim.positions, arrays["pos"])
+    for _ in range(4):
+        sim.step()
+        ref.step()
+    for name, x in snapshot(ref).items():
+        np.testing.assert_array_equal(snapshot(sim)[name], x, err_msg=name)
+    np.testing.assert_array_equal(arrays["pos"], ref.positions)  # the steps wrote the arrays
+    assert arrays["clock"][0] == ref.global_time

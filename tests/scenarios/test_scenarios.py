@@ -155,6 +155,29 @@ def test_any_overlap_matches_the_distance_matrix():
     assert seen == {True, False}  # both outcomes were exercised
 
 
+def test_any_overlap_all_pairs_decides_as_the_sweep(monkeypatch):
+    # Small layouts measure every pair at once (faster at a reset); the sort-and-sweep of
+    # larger ones must give the same answer, also for discs that touch to the last bit.
+    import orca_env.scenarios.base as base
+
+    rng = np.random.default_rng(5)
+    cases = []
+    for n in (2, 3, 16, 64):
+        for _ in range(200):
+            p = rng.uniform(0.0, np.sqrt(n), (n, 2))
+            r = rng.uniform(0.1, 0.4, n)
+            i, j = rng.choice(n, 2, replace=False)
+            ang = rng.uniform(0.0, 2.0 * np.pi)
+            gap = (r[i] + r[j]) * (1.0 + rng.choice([-1e-15, 0.0, 1e-15]))
+            p[j] = p[i] + gap * np.array([np.cos(ang), np.sin(ang)])
+            cases.append((p, r))
+    fast = [base.any_overlap(p, r) for p, r in cases]
+    monkeypatch.setattr(base, "_ALL_PAIRS", 0)
+    sweep = [base.any_overlap(p, r) for p, r in cases]
+    assert fast == sweep
+    assert set(fast) == {True, False}
+
+
 def test_a_large_jittered_circle_places_in_linear_memory():
     # 20,000 agents: a distance matrix would need 6 GiB (issue 27, item 5).
     env = orca_env.parallel_env("circle_dense", scenario_kwargs={"circle_radius": 4000.0},

@@ -1,0 +1,111 @@
+"""The reset's fast paths decide as the general ones (issue 28: resets of finished worlds)."""
+
+import types
+
+import numpy as np
+import pytest
+
+import orca_env
+from orca_env import episode
+from orca_env.core import Simulator
+from orca_env.scenarios import SpawnError
+
+
+def _kd_check(tol, rel, starts, r):
+    """The start-overlap check through the core's kd-tree (what _check_spawns does above 17)."""
+    n = len(r)
+    sim = Simulator(0.25)
+    sim.add_agents(starts, radius=r)
+    nbr, dsq = sim.query_agent_neighbors(min(16, n - 1), 2.0 * float(r.max()))
+    other = r[np.maximum(nbr, 0)]
+    gap = np.sqrt(dsq) - r[:, None] - other
+    pair_tol = tol + rel * np.minimum(r[:, None], other)
+    bad = np.flatnonzero(((nbr >= 0) & (gap < -pair_tol)).any(axis=1))
+    return int(bad[0]) if bad.size else None
+
+
+@pytest.mark.parametrize("tol, rel", [(0.0, 0.0), (0.01, 0.0), (0.0, 0.05)])
+def test_small_worlds_spawn_check_matches_the_kd_tree_query(tol, rel):
+    # Up to 17 agents every other agent is among the 16 nearest: the pairs are measured at
+    # once. The first offending slot (the error's) must be the kd-tree query's, also for
+    # overlaps at the tolerance to the last bit.
+    rng = np.random.default_rng(7)
+    outcomes = set()
+    for n in (1, 2, 4, 16, 17):
+        for _ in range(150):
+            r = rng.uniform(0.2, 0.5, n)
+            starts = rng.uniform(0.0, 1.2 * np.sqrt(n), (n, 2))
+            if n > 1:
+                i, j = rng.choice(n, 2, replace=False)
+                ang = rng.uniform(0.0, 2.0 * np.pi)
+                d = (r[i] + r[j] - tol - rel * min(r[i], r[j])) * (1.0 + rng.choice([-1e-15, 0, 1e-15]))
+                starts[j] = starts[i] + d * np.array([np.cos(ang), np.sin(ang)])
+            wc = types.SimpleNamespace(tol_abs=tol, tol_rel=rel, n=n,
+                                       scenario=types.SimpleNamespace(name="test"))
+            sim = Simulator(0.25)
+            sim.add_agents(starts, radius=r)
+            want = _kd_check(tol, rel, starts, r)
+            if want is None:
+                episode._check_spawns(wc, sim, starts, r)
+            else:
+                with pytest.raises(SpawnError, match=rf"\(slot {want} at "):
+                    episode._check_spawns(wc, sim, starts, r)
+            outcomes.add(want is None)
+    assert outcomes == {True, False}
+
+
+def test_resets_after_the_first_give_the_simulator_the_validated_parameters():
+    # The table's per-agent parameters are validated at the first reset and taken as they are
+    # afterwards: every later episode's simulator holds what a full validation gives.
+    env = orca_env.parallel_env("circle_dense", groups=[
+        {"population": "learned", "count": 3, "radius": 0.3, "neighbor_dist": 4.0,
+         "orca_padding": 0.05},
+        {"population": "orca", "count": 5, "max_neighbors": 3,
+         "randomize_attributes": True}])
+    radii = []
+    for seed in (0, None, None):
+        env.reset(seed=seed)
+        radii.append(np.asarray(env.radii).copy())
+        sim, t = env.sim, env._wc.table
+        ref = Simulator(0.25).check_agent_params(
+            8, radius=np.asarray(env.radii) + t.padding,
+            max_speed=sim.max_speeds, responsibility=t.responsibility, layer=t.layers,
+            avoid_mask=t.avoid_masks, **t.orca)
+        for name, attr in (("radius", "radii"), ("neighbor_dist", "neighbor_dists"),
+                           ("max_neighbors", "max_neighbors_arr"),
+                           ("time_horizon", "time_horizons"),
+                           ("responsibility", "responsibilities")):
+            np.testing.assert_array_equal(getattr(sim, attr), ref[name], err_msg=name)
+    assert not np.array_equal(radii[0], radii[1])  # the randomized radii were drawn again
+    assert np.any(env._wc.table.padding > 0.0)
+
+
+@pytest.mark.parametrize("clone", ["pickle", "deepcopy"])
+def test_a_copied_vector_env_binds_its_resets_to_its_own_arrays(clone):
+    # The batch keeps each world's views of its slot arrays for the resets' binding; a copy
+    # must make its own, or its worlds' simulators would see the original's arrays.
+    import copy
+    import pickle
+
+    from orca_env.vector import OrcaVectorEnv
+
+    env = OrcaVectorEnv("circle_dense", 3, seed=4)
+    env.reset()
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        env.step(rng.uniform(-1, 1, (env.num_envs, 2)))
+    other = pickle.loads(pickle.dumps(env)) if clone == "pickle" else copy.deepcopy(env)
+    resets = 0
+    for _ in range(150):
+        act = rng.uniform(-1, 1, (env.num_envs, 2))
+        o1, *_, info = env.step(act)
+        o2, *_ = other.step(act)
+        np.testing.assert_array_equal(o1, o2)
+        resets += int(info["world_reset"].sum())
+    assert resets > 0
+    for e in (env, other):
+        b = e._batch
+        for w, ep in enumerate(b.episodes):
+            s = slice(int(b.offsets[w]), int(b.offsets[w + 1]))
+            assert np.shares_memory(ep.sim.positions, b.slots.pos[s])
+            np.testing.assert_array_equal(ep.sim.positions, b.slots.pos[s])
