@@ -140,8 +140,12 @@ def _kin_row(g: GroupConfig, where: str, time_step: float) -> tuple[np.ndarray, 
 
 
 def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: float,
-                      time_step: float = 0.25) -> AgentTable:
+                      time_step: float = 0.25,
+                      learned_padding: float | None = None) -> AgentTable:
     """The agent table of ``groups`` with the scenario's ``AGENT_DEFAULTS`` and ``CROWD_NOISE``.
+
+    ``learned_padding`` (config key ``learned_orca_padding``): when not ``None``, the
+    ``orca_padding`` of every learned group with the safety layer, in place of its own.
 
     Raises:
         ValueError: On a group key its behaviour or its motion model refuses, naming
@@ -186,7 +190,8 @@ def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: fl
                 params[k].append(defaults[k] if v is None else v)
             noise.append(nz)
             resp.append(0.0 if direct else b.responsibility)
-            padding.append(g.orca_padding + k_pad)
+            padding.append((g.orca_padding if learned_padding is None or direct
+                            or not b.learned else learned_padding) + k_pad)
             randomized.append(g.randomize_attributes)
             pref_given.append(g.pref_speed is not None)
             safe.append(not direct)

@@ -517,6 +517,13 @@ class EnvConfig:
                      "shortened to the max speed, so action 0 is pure ORCA (residual policy "
                      "learning: a policy starts from ORCA's behaviour instead of learning it)",
                      kind=str, choices=("velocity", "residual"))
+    learned_orca_padding: float | None = _f(
+        None, "metres: when set, the orca_padding of every learned group with the safety layer "
+        "(its agents' ORCA radius is radius + this, for their own safety layer and for the "
+        "ORCA agents that avoid them; collisions, observations and goals use the radius). "
+        "None: each group's own orca_padding. A trained policy brings it with its deploy "
+        "section (a safety margin chosen for its weights), as it brings its action mode",
+        kind=float, minimum=0.0, maximum=MAX_LENGTH, optional=True)
     on_collision: str = _f("terminate", "terminate: a learned agent that collides terminates "
                            "and leaves the simulation (CrowdNav); continue: it keeps going and "
                            "is penalised on every colliding step", kind=str,
@@ -759,7 +766,8 @@ def policy_settings(config: Any) -> dict:
         ``{"action": "velocity" | "residual"}`` (what the policy's actions mean), plus
         ``"observation"``: :func:`universal_observation` when ``config`` observes with the
         universal layout, else ``{"time": True}`` / ``{"stall": True}`` (or both) when it
-        observes the time or its stall time. Evaluation merges
+        observes the time or its stall time, plus ``"learned_orca_padding"`` when ``config``
+        sets it (the safety margin the policy was trained with). Evaluation merges
         them into the env config before it builds the env (keys given explicitly still win; the
         model's loader then refuses a mismatch).
     """
@@ -767,6 +775,8 @@ def policy_settings(config: Any) -> dict:
     if cfg.mixture is not None:  # every entry has the same (OrcaEnv checks it)
         cfg = parse_section(EnvConfig, cfg.mixture[0]["config"])
     out: dict = {"action": cfg.action}
+    if cfg.learned_orca_padding is not None:
+        out["learned_orca_padding"] = cfg.learned_orca_padding
     universal = universal_observation(cfg)
     if universal is not None:
         out["observation"] = universal
@@ -781,8 +791,9 @@ def apply_policy_settings(overrides: dict, settings: dict | None) -> dict:
 
     The policy's ``observation`` keys are merged under the ``observation`` section given in
     ``overrides`` (with a universal layout, the sensor keys the policy does not name are set
-    off: its observation space is the one it was trained with), and its ``action`` is used
-    unless ``overrides`` sets one; ``overrides`` is not modified.
+    off: its observation space is the one it was trained with), and its ``action`` and
+    ``learned_orca_padding`` are used unless ``overrides`` sets them (``learned_orca_padding:
+    null`` runs a policy without its margin); ``overrides`` is not modified.
     """
     out = dict(overrides)
     if not settings:
@@ -794,8 +805,9 @@ def apply_policy_settings(overrides: dict, settings: dict | None) -> dict:
         off = _SENSORS_OFF if settings["observation"].get("layout") == "universal" else {}
         out["observation"] = {**off, **settings["observation"],
                               **(given if isinstance(given, dict) else {})}
-    if "action" in settings and "action" not in out:
-        out["action"] = settings["action"]
+    for key in ("action", "learned_orca_padding"):
+        if key in settings and key not in out:
+            out[key] = settings[key]
     return out
 
 

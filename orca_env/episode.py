@@ -154,7 +154,7 @@ class WorldConfig:
         self.groups: list[GroupConfig] = groups
         self.time_step = cfg.time_step if cfg.time_step is not None else sc.TIME_STEP
         self.table: AgentTable = build_agent_table(groups, sc.AGENT_DEFAULTS, sc.CROWD_NOISE,
-                                                   self.time_step)
+                                                   self.time_step, cfg.learned_orca_padding)
         self.n = self.table.size
         kins = sorted({g.kinematics for g in groups
                        if behaviour(g.population).learned and g.count > 0})

@@ -33,6 +33,7 @@ import os
 from typing import Any
 
 from orca_env.config import load_yaml, policy_settings
+from orca_env.training.config import check_deploy
 from orca_env.training.run_folder import CONFIG_FILE, resolve_model
 
 from .orca import OrcaPolicy
@@ -85,7 +86,9 @@ def env_settings(model_path: str | os.PathLike) -> dict | None:
 
     :func:`orca_env.config.policy_settings` of the env config the model was trained with:
     ``{"action": ...}`` (what its actions mean) plus ``"observation"`` for a model trained with
-    ``observation.layout: universal`` (directly or in every entry of a ``mixture``). Applied to
+    ``observation.layout: universal`` (directly or in every entry of a ``mixture``), updated
+    with the run config's ``deploy`` section (:data:`orca_env.training.config.DEPLOY_KEYS`:
+    e.g. ``learned_orca_padding``, a safety margin chosen for the trained weights). Applied to
     any env config, they give it the model's observation space and action semantics, so
     :func:`orca_env.evaluation.evaluate` and ``orca-env bench`` apply them before they build the
     env (``orca-env eval CONFIG --policy RUN`` runs such a model on every config). ``None`` when
@@ -113,7 +116,14 @@ def env_settings(model_path: str | os.PathLike) -> dict | None:
     env = config.get("env")
     if not isinstance(env, dict):
         return None
-    return policy_settings(env)
+    settings = policy_settings(env)
+    if "deploy" in config:  # what the policy runs with beyond its training env
+        try:
+            check_deploy(config["deploy"], env)
+        except ValueError as exc:
+            raise ValueError(f"{cfg_path}: {exc}") from None
+        settings.update(config["deploy"])
+    return settings
 
 
 def observation_settings(model_path: str | os.PathLike) -> dict | None:

@@ -61,6 +61,7 @@ from orca_env.config import _deep_merge, load_config, load_yaml
 from orca_env.configs import resolve as resolve_shipped
 
 __all__ = ["TrainConfigError", "DEFAULT_CONFIG", "REPO_ROOT", "DEFAULTS", "EVAL_KEYS",
+           "DEPLOY_KEYS", "OPTIONAL_KEYS", "check_deploy",
            "NORMALIZE_DEFAULTS", "NORMALIZE_KEYS", "ALGOS", "ACTIVATIONS", "BACKENDS",
            "BACKEND_KEYS", "STAGE_KEYS", "BOOTSTRAP_MODES", "resolve_config_path",
            "load_train_config", "config_backend", "check_bootstrap", "check_rllib_config",
@@ -91,6 +92,13 @@ DEFAULTS: dict[str, Any] = {
     "eval": {"n_episodes": 20, "video": True},
 }
 EVAL_KEYS = {"n_episodes", "video"}
+#: Env config keys a training config's optional ``deploy`` section may set: settings the
+#: trained policy brings to every env it acts in (``orca-env eval``/``bench``, ``evaluate``)
+#: although it was not trained with them, such as a safety margin chosen for its weights on
+#: validation episodes. Training ignores the section.
+DEPLOY_KEYS = ("learned_orca_padding",)
+#: Top-level keys a training config may have without a default (not written when absent).
+OPTIONAL_KEYS = ("deploy",)
 #: The training engines a config may name: stable-baselines3 or Ray RLlib.
 BACKENDS = ("sb3", "rllib")
 #: Keys only a config of that backend has, and their defaults.
@@ -249,14 +257,14 @@ def _load_train_config(path: str | os.PathLike | None = None, **overrides: Any) 
         raise ValueError(f"training config key 'backend' must be one of {list(BACKENDS)}, got "
                          f"{backend!r}")
     extra = BACKEND_KEYS.get(backend, {})
-    unknown = sorted(set(data) - set(DEFAULTS) - set(extra))
+    unknown = sorted(set(data) - set(DEFAULTS) - set(extra) - set(OPTIONAL_KEYS))
     if unknown:
         owner = [b for b, keys in BACKEND_KEYS.items() if unknown[0] in keys]
         if owner:
             raise ValueError(f"training config key {unknown[0]!r} is a key of backend "
                              f"{owner[0]}, but {path!r} has backend {backend!r}")
         raise ValueError(f"unknown training config key {unknown[0]!r} in {path!r}; valid keys: "
-                         f"{sorted([*DEFAULTS, *extra])}")
+                         f"{sorted([*DEFAULTS, *extra, *OPTIONAL_KEYS])}")
     cfg = copy.deepcopy(DEFAULTS)
     cfg.update(copy.deepcopy(extra))
     cfg.update(copy.deepcopy(data))
@@ -286,6 +294,8 @@ def _load_train_config(path: str | os.PathLike | None = None, **overrides: Any) 
         rest = {k: v for k, v in env.items() if k != "config"}
         cfg["env"] = _deep_merge(base, rest)
     load_config(cfg["env"])  # validates the env section (its errors name the key)
+    if "deploy" in cfg:
+        check_deploy(cfg["deploy"], cfg["env"])
     if cfg["torch_threads"] == "auto":  # not in the file: the user's variable, else 1
         cfg["torch_threads"] = default_torch_threads()
     for key in ("n_envs", "n_timesteps", "torch_threads", "checkpoint_freq"):
@@ -328,6 +338,26 @@ def _load_train_config(path: str | os.PathLike | None = None, **overrides: Any) 
     if backend == "rllib":
         check_rllib_config(cfg)
     return cfg
+
+
+def check_deploy(deploy: Any, env: dict) -> None:
+    """Check a training config's ``deploy`` section against its ``env`` section.
+
+    Raises:
+        ValueError: Naming the key, if ``deploy`` is not a mapping, sets a key outside
+            :data:`DEPLOY_KEYS`, or gives a value the env config refuses.
+    """
+    if not isinstance(deploy, dict):
+        raise ValueError(f"training config key 'deploy' must be a mapping of env config keys "
+                         f"({list(DEPLOY_KEYS)}), got {deploy!r}")
+    unknown = sorted(set(deploy) - set(DEPLOY_KEYS))
+    if unknown:
+        raise ValueError(f"unknown key {unknown[0]!r} in training config key 'deploy'; valid "
+                         f"keys: {list(DEPLOY_KEYS)}")
+    try:
+        load_config({**env, **deploy})
+    except ValueError as exc:
+        raise ValueError(f"training config key 'deploy': {exc}") from None
 
 
 def check_model_config(cfg: dict, backend: str = "sb3", where: str | None = None) -> None:
