@@ -28,6 +28,9 @@ from orca_env.training.config import REPO_ROOT, load_train_config  # noqa: E402
 SHIPPED = {"generalist": "velocity", "generalist_residual": "residual",
            "generalist_sarl": "velocity"}
 both = pytest.mark.parametrize("name", sorted(SHIPPED))
+#: Shipped name -> the safety margin of its deploy section (chosen after training, on the
+#: validation suites; the residual generalist has none).
+DEPLOY = {"generalist": 0.1, "generalist_residual": None, "generalist_sarl": 0.1}
 SETTINGS = {"layout": "universal", "frame": "goal", "num_agents": 6, "num_obstacles": 4}
 #: Shipped name -> the observation settings it carries (the generalist observes the time).
 OBSERVATION = {"generalist": dict(SETTINGS, time=True), "generalist_residual": SETTINGS,
@@ -53,7 +56,9 @@ def test_the_shipped_generalist_has_the_universal_settings(name):
     path = os.path.join(TRAINED_DIR, name)
     assert os.path.isfile(os.path.join(path, "model.zip"))
     assert observation_settings(path) == OBSERVATION[name]
-    assert env_settings(path) == {"observation": OBSERVATION[name], "action": SHIPPED[name]}
+    margin = {} if DEPLOY[name] is None else {"learned_orca_padding": DEPLOY[name]}
+    assert env_settings(path) == {"observation": OBSERVATION[name], "action": SHIPPED[name],
+                                  **margin}
 
 
 @both
@@ -63,6 +68,7 @@ def test_the_shipped_generalist_matches_its_training_config_and_its_seeds(name):
     for key in ("env", "algo", "n_envs", "n_timesteps", "seed", "hyperparams", "policy_kwargs",
                 "normalize", "bootstrap"):
         assert shipped[key] == repo[key], key
+    assert shipped.get("deploy") == repo.get("deploy")
     # Trained on the training seeds only, never on a suite's evaluation seeds.
     assert not any(is_eval_seed(s) for s in range(shipped["seed"],
                                                   shipped["seed"] + shipped["n_envs"]))
