@@ -109,6 +109,8 @@ def test_the_shipped_crowdnav_robot_brings_its_margin(tmp_path):
     assert env_settings(shipped)["learned_orca_padding"] == 0.1
     by_name = evaluate("crowdnav_square_invisible", "crowdnav", episodes=3)
     assert by_name["config"]["learned_orca_padding"] == 0.1
+    from orca_env.evaluation.metrics import format_table
+    assert "learned_orca_padding 0.1 m" in format_table(by_name).splitlines()[0]
     explicit = evaluate("crowdnav_square_invisible", "crowdnav", episodes=3,
                         overrides={"learned_orca_padding": 0.1})
     assert by_name["episodes"] == explicit["episodes"]
@@ -121,3 +123,4 @@ def test_the_shipped_crowdnav_robot_brings_its_margin(tmp_path):
     assert "learned_orca_padding" not in env_settings(str(run))
     plain = evaluate("crowdnav_square_invisible", str(run), episodes=3)
     assert plain["config"]["learned_orca_padding"] is None
+    assert "learned_orca_padding" not in format_table(plain)
