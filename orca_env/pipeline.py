@@ -170,7 +170,7 @@ class WorldBatch:
                           reached=z(self.alive.size, dtype=bool),
                           crash=z(self.alive.size, dtype=bool), cmd=z((N, 2)),
                           vlines=z((N, POLYGON, 4)), n_vlines=z(N, dtype=np.int64),
-                          **self._scratch(N), **self._shared(N, sizes.size))
+                          **self._scratch(N))
         if old is not None:
             for b in range(sizes.size):
                 ep = self.episodes[b]
@@ -203,22 +203,6 @@ class WorldBatch:
             closest=z((R, mq, 2)), nbr0=z((R, 0), dtype=np.int64),
             seg0=z((R, 0), dtype=np.int64), closest0=z((R, 0, 2)),
             obs=z((R, self.obs_size), dtype=np.float32), scan=z((R, sp.beams)))
-
-    def _shared(self, N: int, B: int, width: int | None = None) -> dict:
-        """The shared neighbour query's fields of :class:`Work` (per slot, and per world).
-
-        ``width``: neighbours kept per agent, at least the observed agents (at least 1) and
-        every ``max_neighbors`` of the batch (:meth:`load` widens it when a world needs more).
-        """
-        z = np.zeros
-        if width is None:
-            width = max(self._spec.kk, 1, self._spec.max_nbr)
-        return dict(kd_next=z(N, dtype=np.int64), snap_pos=z((N, 2)),
-                    snap_active=z(N, dtype=bool), snap_kd=z(N, dtype=np.int64),
-                    nb_cnt=z(N, dtype=np.int64), pre_cnt=z(N, dtype=np.int64),
-                    nb_ids=z((N, width), dtype=np.int64), nb_dsq=z((N, width)),
-                    nb_valid=z(B, dtype=bool), nb_na=z(B, dtype=np.int64),
-                    nb_k=z(B, dtype=np.int64), nb_r2=z(B))
 
     def _world_slice(self, b: int) -> slice:
         return slice(int(self.offsets[b]), int(self.offsets[b + 1]))
@@ -289,8 +273,6 @@ class WorldBatch:
             self._obst = concat_obstacles([ep.sim for ep in self.episodes])
             self._world_has_obstacles = np.diff(self._obst.off) > 0
         self._spec = self._spec._replace(max_nbr=int(sl.max_neighbors.max(initial=0)))
-        if self._work.nb_ids.shape[1] < self._spec.max_nbr:  # a world searches farther
-            self._work = self._work._replace(**self._shared(sl.pos.shape[0], self.num_worlds))
         self._flags = (bool(self._settings.noisy.any()), bool(sl.external_steer.any()),
                        not bool(self._settings.straight.all()))
         self._slot_data = {}

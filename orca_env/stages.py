@@ -23,8 +23,7 @@ from numba.extending import intrinsic
 
 from .collisions import agent_collisions, agent_collisions_crowdnav, obstacle_collisions
 from .core import Simulator
-from .core.batch import query_world_neighbors, query_world_shared, shared_prefix, step_world_shared
-from .core.kdtree import query_agent_neighbors
+from .core.batch import query_world_neighbors, step_world
 from .core.obstacles import query_many as query_obstacles
 from .frames import frame_axis
 from .kinematics import HOLONOMIC, constraints, move
@@ -84,11 +83,6 @@ Spec = namedtuple("Spec", ("kk", "mm", "universal", "time_obs", "n_extra", "low"
 #: are the live agents' values a stage hands to the next, ``nbr``/``nbr_dsq`` (R, max(kk, 1)),
 #: ``seg``/``seg_dsq``/``closest`` (R, max(mm, 1)), ``nbr0``/``seg0``/``closest0`` zero-width
 #: (kk or mm of 0), ``obs`` (R, D) float32 (rows not in agent order), ``scan`` (R, beams).
-#: The shared neighbour query (:func:`_proximity`, then the next step's ORCA): per slot
-#: ``kd_next`` (the tree's order), ``snap_pos``/``snap_active``/``snap_kd`` (the state it saw),
-#: ``nb_cnt``, ``pre_cnt`` and ``nb_ids``/``nb_dsq`` (N, K) (each active agent's neighbours);
-#: per world (B,) ``nb_valid`` (a query to reuse), ``nb_na``, ``nb_k``, ``nb_r2`` (its active
-#: agents, neighbours and squared range).
 Work = namedtuple("Work", ("nodes_begin", "nodes_end", "nodes_left", "nodes_right", "nodes_box",
                            "new_vel", "at_goal", "moving", "stalled", "renew", "dist", "hit",
                            "reached", "crash", "cmd", "vlines", "n_vlines",
@@ -98,9 +92,7 @@ Work = namedtuple("Work", ("nodes_begin", "nodes_end", "nodes_left", "nodes_righ
                            "q_trunc", "q_status", "q_path", "q_targets", "q_axes", "q_pts",
                            "q_weighted",
                            "nbr", "nbr_dsq", "seg", "seg_dsq", "closest", "nbr0", "seg0",
-                           "closest0", "obs", "scan", "kd_next", "snap_pos", "snap_active",
-                           "snap_kd", "nb_cnt", "pre_cnt", "nb_ids", "nb_dsq", "nb_valid",
-                           "nb_na", "nb_k", "nb_r2"))
+                           "closest0", "obs", "scan"))
 #: The worlds' ``Obstacles`` fields concatenated, with vertex and index-box offsets (B + 1,).
 Obstacles = namedtuple("Obstacles", ("points", "next_ids", "prev_ids", "unit_dirs", "convex",
                                      "seg_order", "seg_boxes", "off", "box_off"))
@@ -218,7 +210,7 @@ def _unmanaged(typingctx, x):
 @njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _proximity(live, pos, active, kd, radius, ob, nodes, range_sq, kk, mm, axes, nbr_cos,
                occlusion, tmp, nbr_s, nbr_dsq_s, sep_a, sep, pts, seg_s, seg_dsq_s, closest_s,
-               nbr0, seg0, closest0, share, big_k, big_r2, kd_next, nb_ids, nb_dsq, nb_cnt):
+               nbr0, seg0, closest0):
     """Nearest agents and segments of the live agents: one query, for observations and rewards.
 
     With a neighbour cone (``nbr_cos``) or ``occlusion``, the query returns every agent within
@@ -230,21 +222,11 @@ def _proximity(live, pos, active, kd, radius, ob, nodes, range_sq, kk, mm, axes,
     ``nbr0``/``seg0``/``closest0`` (nl, 0); outputs ``sep_a`` (clearance to the nearest agent)
     and ``sep`` (to the nearest agent or obstacle), (nl,) m.
 
-    With ``share`` (no cone, no occlusion), the query is the one the next step's ORCA would
-    make at these positions, for every active agent, ``big_k`` (>= max(kk, 1) and every
-    ``max_neighbors``) neighbours within ``big_r2`` (>= ``range_sq`` and every squared
-    ``neighbor_dist``) (:func:`~orca_env.core.batch.query_world_shared`, into ``kd_next``,
-    ``nb_ids``, ``nb_dsq``, ``nb_cnt``), and each live agent's observed neighbours are the
-    prefix of its row that :func:`~orca_env.core.batch.shared_prefix` allows (else it searches
-    the same tree itself): the same lists, bit for bit, as a query of its own.
-
     Returns:
-        (nbr (nl, kk), seg (nl, mm), closest (nl, mm, 2), na): views of the scratch, and the
-        active agents of the shared query (0 without).
+        (nbr (nl, kk), seg (nl, mm), closest (nl, mm, 2)): views of the scratch.
     """
     nl = live.shape[0]
     kq = max(kk, 1)
-    na = 0
     sensed = kk > 0 and (nbr_cos > -1.0 or occlusion)
     if sensed:
         kall = max(pos.shape[0], kq)
@@ -256,30 +238,6 @@ def _proximity(live, pos, active, kd, radius, ob, nodes, range_sq, kk, mm, axes,
                            np.ascontiguousarray(dsq_all[:, :kq]), radius, sep_a)
         filter_sensed(live, pos, axes, nbr_cos, occlusion, nbr_all, kk, ob[0], ob[1], ob[5],
                       ob[6], nbr_s)
-    elif share:
-        na = query_world_shared(pos, active, kd, big_k, big_r2, nodes, kd_next, nb_ids, nb_dsq,
-                                nb_cnt)
-        m = max(2 * na - 1, 1)
-        stack = np.empty(0, dtype=np.int64)
-        no_layers = np.empty(0, dtype=np.int64)
-        for q in range(nl):
-            for c in range(kq):
-                nbr_s[q, c] = -1
-                nbr_dsq_s[q, c] = np.inf
-            i = live[q]
-            c = shared_prefix(nb_dsq[i], nb_cnt[i], big_k, kq, range_sq) if active[i] else -1
-            if c >= 0:
-                for j in range(c):
-                    nbr_s[q, j] = nb_ids[i, j]
-                    nbr_dsq_s[q, j] = nb_dsq[i, j]
-            else:  # the row cannot tell (a tie at its end, or not in it): search the tree
-                if stack.shape[0] == 0:
-                    stack = np.empty(na + 2, dtype=np.int64)
-                query_agent_neighbors(
-                    i, pos[i, 0], pos[i, 1], range_sq, kq, pos, kd_next[:na], nodes[0][:m],
-                    nodes[1][:m], nodes[2][:m], nodes[3][:m], nodes[4][:m], stack, nbr_s[q],
-                    nbr_dsq_s[q], np.bool_(False), np.int64(-1), no_layers)
-        nearest_clearances(live, nbr_s, nbr_dsq_s, radius, sep_a)
     else:
         for q in range(nl):
             for c in range(kq):
@@ -311,8 +269,8 @@ def _proximity(live, pos, active, kd, radius, ob, nodes, range_sq, kk, mm, axes,
                 closest_s[q, c, 1] = 0.0
     nbr = nbr_s if kk > 0 else nbr0
     if mm > 0:
-        return nbr, seg_s, closest_s, na
-    return nbr, seg0, closest0, na
+        return nbr, seg_s, closest_s
+    return nbr, seg0, closest0
 
 
 @njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
@@ -456,23 +414,8 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
                       sl.avoid_mask[a0:a1])
             tele = (w.new_vel[0:0], sl.n_lines[a0:a1], sl.lp3[a0:a1], sl.corrected[a0:a1],
                     sl.intervention[a0:a1])
-            # The tree and neighbour lists of the last observations, when nothing moved since.
-            kd_next, nb_ids, nb_dsq = w.kd_next[a0:a1], w.nb_ids[a0:a1], w.nb_dsq[a0:a1]
-            nb_cnt, pre_cnt = w.nb_cnt[a0:a1], w.pre_cnt[a0:a1]
-            valid = w.nb_valid[b]
-            if valid:
-                snap_pos, snap_active, snap_kd = w.snap_pos[a0:a1], w.snap_active[a0:a1], \
-                    w.snap_kd[a0:a1]
-                for i in range(n):
-                    if pos[i, 0] != snap_pos[i, 0] or pos[i, 1] != snap_pos[i, 1] or \
-                            active[i] != snap_active[i] or kd[i] != snap_kd[i]:
-                        valid = False
-                        break
-            w.nb_valid[b] = False
-            step_world_shared(pos, vel, pref, active, kd, params, dt, ob, spec.max_nbr, tele,
-                              nodes, w.new_vel[a0:a1], vlines, n_vl, w.tmp[a0:a1],
-                              (valid, w.nb_na[b], w.nb_k[b], w.nb_r2[b]), kd_next, nb_ids,
-                              nb_dsq, nb_cnt, pre_cnt)
+            step_world(pos, vel, pref, active, kd, params, dt, ob, spec.max_nbr, tele, nodes,
+                       w.new_vel[a0:a1], vlines, n_vl)
             step_count[b] += 1
             clock[b] += dt
 
@@ -541,33 +484,11 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
         if spec.beams or nbr_cos > -1.0 or occlusion:
             sensor_axes(live, pos, targets, sl.heading[a0:a1], kin, st.world_frame[b], axes)
         sep_a, sep = w.q_sep_a[r0:r1], w.q_sep[r0:r1]
-        # One neighbour query for the observations and the next step's ORCA (which reuses it
-        # if nothing changes positions, the active set or the kd-tree order in between).
-        range_sq = st.range_sq[b]
-        big_k, big_r2 = max(spec.kk, 1), range_sq
-        nd, kmax = sl.neighbor_dist[a0:a1], sl.max_neighbors[a0:a1]
-        for i in range(n):
-            if active[i]:
-                big_k = max(big_k, kmax[i])
-                big_r2 = max(big_r2, nd[i] * nd[i])
-        share = not (spec.kk > 0 and (nbr_cos > -1.0 or occlusion)) and \
-            big_k <= w.nb_ids.shape[1]
-        nbr, seg, closest, na = _proximity(
-            live, pos, active, kd, radius, ob, nodes, range_sq, spec.kk, spec.mm, axes,
+        nbr, seg, closest = _proximity(
+            live, pos, active, kd, radius, ob, nodes, st.range_sq[b], spec.kk, spec.mm, axes,
             nbr_cos, occlusion, w.tmp[a0:a1], w.nbr[r0:r1], w.nbr_dsq[r0:r1], sep_a, sep,
             w.q_pts[r0:r1], w.seg[r0:r1], w.seg_dsq[r0:r1], w.closest[r0:r1], w.nbr0[r0:r1],
-            w.seg0[r0:r1], w.closest0[r0:r1], share, big_k, big_r2, w.kd_next[a0:a1],
-            w.nb_ids[a0:a1], w.nb_dsq[a0:a1], w.nb_cnt[a0:a1])
-        w.nb_valid[b] = share
-        if share:  # the state the query saw, checked by the next step before it reuses it
-            snap_pos, snap_active, snap_kd = w.snap_pos[a0:a1], w.snap_active[a0:a1], \
-                w.snap_kd[a0:a1]
-            for i in range(n):
-                snap_pos[i, 0] = pos[i, 0]
-                snap_pos[i, 1] = pos[i, 1]
-                snap_active[i] = active[i]
-                snap_kd[i] = kd[i]
-            w.nb_na[b], w.nb_k[b], w.nb_r2[b] = na, big_k, big_r2
+            w.seg0[r0:r1], w.closest0[r0:r1])
         scan = w.scan[r0:r1]
         if spec.beams:
             lidar_observe(live, pos, radius, active, axes, st.lidar_fov[b], st.lidar_range[b],

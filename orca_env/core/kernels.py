@@ -602,7 +602,7 @@ def agent_lines(
 
 @njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_cap, out,
-                   vlines, n_vlines, pre_ids, pre_cnt):
+                   vlines, n_vlines):
     """New velocities of the agents ``ids`` (one thread's share of the work).
 
     Args:
@@ -622,11 +622,6 @@ def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_c
             (:mod:`orca_env.kinematics.nh`). Of shape (0, 0, 4) (or with ``n_vlines`` empty): none,
             RVO2's LP.
         n_vlines: (n,) int64 constraints of each agent in ``vlines`` (empty: none).
-        pre_ids: (n, K) int64 neighbour lists found before (the env's shared query,
-            :func:`~orca_env.core.batch.step_world_shared`), nearest first.
-        pre_cnt: (n,) int64: agent ``i``'s neighbours are ``pre_ids[i, :pre_cnt[i]]``, exactly
-            what its own search would find, or ``pre_cnt[i] < 0``: search. Empty: every agent
-            searches (the core's step).
     """
     # Scratch sized for the common case. An agent with more obstacle neighbours than
     # ``obst_cap`` makes _compute_range stop before it; the buffers grow and the range resumes
@@ -659,13 +654,13 @@ def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_c
             start, n_obst = _compute_range(
                 start, ids, pos, vel, pref, params, time_step, tree, obst, out, vlines,
                 n_vlines, common_layers, nbr_ids, nbr_dsq, stack, obst_ids, obst_dsq, lines,
-                proj, pre_ids, pre_cnt, True,
+                proj, True,
             )  # fmt: skip
         else:
             start, n_obst = _compute_range(
                 start, ids, pos, vel, pref, params, time_step, tree, obst, out, vlines,
                 n_vlines, common_layers, nbr_ids, nbr_dsq, stack, obst_ids, obst_dsq, lines,
-                proj, pre_ids, pre_cnt, False,
+                proj, False,
             )  # fmt: skip
         obst_cap = 2 * n_obst
 
@@ -673,7 +668,7 @@ def _compute_block(ids, pos, vel, pref, params, time_step, tree, obst, max_nbr_c
 @njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def _compute_range(start, ids, pos, vel, pref, params, time_step, tree, obst, out, vlines,
                    n_vlines, common_layers, nbr_ids, nbr_dsq, stack, obst_ids, obst_dsq, lines,
-                   proj, pre_ids, pre_cnt, has_obst):
+                   proj, has_obst):
     """:func:`_compute_block`'s loop over ``ids[start:]`` with the scratch it is given.
 
     ``has_obst`` (a constant at the call site): whether ``obst`` holds segments; if False the
@@ -711,7 +706,6 @@ def _compute_range(start, ids, pos, vel, pref, params, time_step, tree, obst, ou
     out_lp3 = out.used_lp3
     obst_cap = obst_ids.shape[0]
     has_vlines = n_vlines.shape[0] > 0
-    has_pre = pre_cnt.shape[0] > 0
     for k in range(start, ids.shape[0]):
         i = ids[k]
         x = pos[i, 0]
@@ -730,11 +724,7 @@ def _compute_range(start, ids, pos, vel, pref, params, time_step, tree, obst, ou
         # An agent whose mask meets every agent's layers takes the unfiltered search.
         # Constant flags on purpose: the neighbour search compiles apart for each (the
         # unfiltered one skips the layer test), measured faster than one taking a value.
-        if has_pre and pre_cnt[i] >= 0:  # found before, at the same state
-            n_nbr = pre_cnt[i]
-            for c in range(n_nbr):
-                nbr_ids[c] = pre_ids[i, c]
-        elif (mask & common_layers) != 0:
+        if (mask & common_layers) != 0:
             n_nbr = query_agent_neighbors(
                 i, x, y, neighbor_dists[i] * neighbor_dists[i], max_neighbors[i], pos, order,
                 node_begin, node_end, node_left, node_right, node_box, stack, nbr_ids, nbr_dsq,
@@ -799,8 +789,7 @@ def compute_velocities_serial(ids, pos, vel, pref, params, time_step, tree, obst
     """
     _compute_block(
         ids, pos, vel, pref, AgentParams(*params), time_step, AgentTree(*tree), Obstacles(*obst),
-        max_nbr_cap, StepOutput(*out), vlines, n_vlines, np.empty((0, 0), dtype=np.int64),
-        np.empty(0, dtype=np.int64),
+        max_nbr_cap, StepOutput(*out), vlines, n_vlines,
     )  # fmt: skip
 
 
@@ -820,13 +809,12 @@ def compute_velocities_parallel(
     obst = Obstacles(*obst)
     out = StepOutput(*out)
     n = ids.shape[0]
-    pre_ids, pre_cnt = np.empty((0, 0), dtype=np.int64), np.empty(0, dtype=np.int64)
     for b in prange(n_blocks):
         lo = b * n // n_blocks
         hi = (b + 1) * n // n_blocks
         _compute_block(
             ids[lo:hi], pos, vel, pref, params, time_step, tree, obst, max_nbr_cap, out, vlines,
-            n_vlines, pre_ids, pre_cnt,
+            n_vlines,
         )
 
 
