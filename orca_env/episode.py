@@ -285,6 +285,7 @@ def build_episode(wc: WorldConfig, rng: np.random.Generator, seed: int, episode:
     sim.process_obstacles()
     starts, goals, radius, max_speed, pref_speed = _populate(wc, rng, sim)
     orca_radius = radius + t.padding if wc.padded else radius
+    agent_state = None
     if wc.agent_params is None:  # the table's parameters, validated at the first reset
         sim.add_agents(starts, radius=orca_radius, max_speed=max_speed,
                        responsibility=t.responsibility, layer=t.layers,
@@ -293,6 +294,13 @@ def build_episode(wc: WorldConfig, rng: np.random.Generator, seed: int, episode:
             wc.n, responsibility=t.responsibility, layer=t.layers, avoid_mask=t.avoid_masks,
             **t.orca)
         del wc.agent_params["radius"], wc.agent_params["max_speed"]
+    elif wc.n <= _SPAWN_NEIGHBORS + 1:
+        # Small worlds (the start check measures every pair itself, needing no agent in the
+        # simulator): the agents' state goes straight to the batch, which hands it to the
+        # simulator when it loads the world (WorldBatch.load: Simulator.new_agents_state,
+        # bind_storage(num_agents=...)), so the simulator allocates and copies no agent arrays.
+        agent_state = sim.new_agents_state(starts, radius=orca_radius, max_speed=max_speed,
+                                           validated=wc.agent_params)
     else:
         sim.add_agents(starts, radius=orca_radius, max_speed=max_speed,
                        validated=wc.agent_params)
@@ -306,7 +314,7 @@ def build_episode(wc: WorldConfig, rng: np.random.Generator, seed: int, episode:
                         radius=radius, max_speed=max_speed, pref_speed=pref_speed,
                         goal_tol=np.asarray(sc.goal_tolerance(radius), dtype=np.float64),
                         roadmap=roadmap, goal_costs=goal_costs, max_steps=wc.max_steps,
-                        config=wc)
+                        config=wc, agent_state=agent_state)
 
 
 def draw_episode(wc: WorldConfig | None, mixture: Any, configs: dict, rng: np.random.Generator,
