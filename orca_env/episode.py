@@ -15,6 +15,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from .agents import AgentTable, build_agent_table
 from .behaviours import behaviour
@@ -74,6 +75,7 @@ def _env_kernels() -> list:
     return core_kernels(step=False) + [
         (run_worlds, WorldBatch.kernel_types()),
         (step.clip_actions, (F2, b1)),
+        (_first_overlap, (F2, F1, f8, f8)),  # the start check of small worlds
         # the scenarios' placement (core.discgrid.DiscGrid)
         (discgrid._grid_add, (F2, F1, f8, I1, I1, F2, F1, I2, i8)),
         (discgrid._grid_clear, (F2, f8, f8, f8, I1, I1, F2, F1, I2, B1)),
@@ -420,6 +422,32 @@ def _populate(wc: WorldConfig, rng: np.random.Generator, sim: Simulator):
 _SPAWN_NEIGHBORS = 16
 
 
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
+def _first_overlap(starts, r, tol, rel):
+    """The first slot that overlaps another by more than the tolerance, or -1 (every pair).
+
+    What the kd-tree check of :func:`_check_spawns` decides when every other agent is among
+    the nearest it measures, to the last bit: the same ``dx * dx + dy * dy`` within the
+    query's range ``2 * max(r)``, the same gap ``sqrt(dsq) - r_i - r_j`` against
+    ``-(tol + rel * min(r_i, r_j))`` (a small world's reset: one call, not some 15 numpy ones).
+    """
+    n = starts.shape[0]
+    r_max = 0.0
+    for i in range(n):
+        r_max = max(r_max, r[i])
+    lim = (2.0 * r_max) * (2.0 * r_max)
+    for i in range(n):
+        for j in range(n):
+            if j == i:
+                continue
+            dx = starts[i, 0] - starts[j, 0]
+            dy = starts[i, 1] - starts[j, 1]
+            dsq = dx * dx + dy * dy
+            if dsq < lim and np.sqrt(dsq) - r[i] - r[j] < -(tol + rel * min(r[i], r[j])):
+                return i
+    return -1
+
+
 def _check_spawns(wc: WorldConfig, sim: Simulator, starts: np.ndarray, r: np.ndarray) -> None:
     """Refuse a layout whose agents start overlapping each other or the obstacles.
 
@@ -432,23 +460,18 @@ def _check_spawns(wc: WorldConfig, sim: Simulator, starts: np.ndarray, r: np.nda
     """
     tol, rel, n, name = wc.tol_abs, wc.tol_rel, wc.n, wc.scenario.name
     if n <= _SPAWN_NEIGHBORS + 1:
-        # Every other agent is among the 16 nearest: measure every pair at once, as the
-        # kd-tree query does (dx * dx + dy * dy, within the query's range, not the agent itself).
-        x, y = starts[:, 0], starts[:, 1]
-        dx, dy = x[:, None] - x, y[:, None] - y
-        dsq = dx * dx + dy * dy
-        near = dsq < (2.0 * float(r.max())) ** 2
-        np.fill_diagonal(near, False)
-        other = r[None, :]
+        # Every other agent is among the 16 nearest: every pair, in one kernel call.
+        i = int(_first_overlap(np.ascontiguousarray(starts), np.ascontiguousarray(r),
+                               float(tol), float(rel)))
     else:
         nbr, dsq = sim.query_agent_neighbors(_SPAWN_NEIGHBORS, 2.0 * float(r.max()))
         near = nbr >= 0
         other = r[np.maximum(nbr, 0)]
-    gap = np.sqrt(dsq) - r[:, None] - other
-    pair_tol = tol + rel * np.minimum(r[:, None], other)  # rel 0: exactly tol
-    bad = np.flatnonzero((near & (gap < -pair_tol)).any(axis=1))
-    if bad.size:
-        i = int(bad[0])
+        gap = np.sqrt(dsq) - r[:, None] - other
+        pair_tol = tol + rel * np.minimum(r[:, None], other)  # rel 0: exactly tol
+        bad = np.flatnonzero((near & (gap < -pair_tol)).any(axis=1))
+        i = int(bad[0]) if bad.size else -1
+    if i >= 0:
         raise SpawnError(f"{name}: agents start overlapping (slot {i} at {starts[i].tolist()} "
                          f"and its neighbours, radius {r[i]} m); use a larger layout "
                          f"(scenario_kwargs), fewer agents or smaller radii")
