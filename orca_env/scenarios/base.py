@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
+from numba import njit
 
 from ..core.discgrid import DiscGrid
 
@@ -313,6 +314,21 @@ class Scenario:
 _ALL_PAIRS = 64
 
 
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
+def _pairs_overlap(points, radii):
+    """:func:`any_overlap` over every pair: ``sqrt(dx * dx + dy * dy) < r_i + r_j``."""
+    n = points.shape[0]
+    for i in range(n):
+        for j in range(n):
+            if j == i:
+                continue
+            dx = points[i, 0] - points[j, 0]
+            dy = points[i, 1] - points[j, 1]
+            if np.sqrt(dx * dx + dy * dy) < radii[i] + radii[j]:
+                return True
+    return False
+
+
 def any_overlap(points: np.ndarray, radii: np.ndarray) -> bool:
     """Whether two of the discs ``points`` (``(n, 2)``, m) with ``radii`` (``(n,)``) overlap.
 
@@ -325,12 +341,9 @@ def any_overlap(points: np.ndarray, radii: np.ndarray) -> bool:
     n = len(points)
     if n < 2:
         return False
-    if n <= _ALL_PAIRS:  # every pair at once: the same distances, the same answer
-        x, y = points[:, 0], points[:, 1]
-        dx, dy = x[:, None] - x, y[:, None] - y
-        hit = np.sqrt(dx * dx + dy * dy) < radii[:, None] + radii
-        np.fill_diagonal(hit, False)
-        return bool(hit.any())
+    if n <= _ALL_PAIRS:  # every pair, in one kernel call: the same distances, the same answer
+        return bool(_pairs_overlap(np.ascontiguousarray(points, dtype=np.float64),
+                                   np.ascontiguousarray(radii, dtype=np.float64)))
     order = np.argsort(points[:, 0], kind="stable")
     p = points[order]
     r = radii[order]
