@@ -58,7 +58,7 @@ def _env_kernels() -> list:
     """
     from numba import types as nt  # noqa: PLC0415  (the env layer imports numba already)
 
-    from . import frames, guidance, scenarios, sensors, step  # noqa: PLC0415
+    from . import frames, guidance, sensors, step  # noqa: PLC0415
     from .behaviours import social_force  # noqa: PLC0415
     from .core import discgrid  # noqa: PLC0415
     from .core.simulator import core_kernels  # noqa: PLC0415
@@ -80,7 +80,7 @@ def _env_kernels() -> list:
         (discgrid._grid_add, (F2, F1, f8, I1, I1, F2, F1, I2, i8)),
         (discgrid._grid_clear, (F2, f8, f8, f8, I1, I1, F2, F1, I2, B1)),
         (discgrid._grid_near, (f8, f8, f8, I1, I1, I2)),
-        (scenarios.base._pairs_overlap, (F2, F1)),
+        (discgrid.pairs_overlap, (F2, F1)),
         # heuristic actions (EnvState.heuristic_actions)
         (step.goal_velocities, (I1, F2r, F2r, F1r, F2)),
         (frames._axes, (F2, b1, F2)),

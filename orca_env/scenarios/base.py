@@ -51,9 +51,8 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-from numba import njit
 
-from ..core.discgrid import DiscGrid
+from ..core.discgrid import DiscGrid, pairs_overlap
 
 __all__ = ["Scenario", "World", "SpawnError", "sample_pairs", "any_overlap", "DiscGrid",
            "rectangle",
@@ -314,21 +313,6 @@ class Scenario:
 _ALL_PAIRS = 64
 
 
-@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
-def _pairs_overlap(points, radii):
-    """:func:`any_overlap` over every pair: ``sqrt(dx * dx + dy * dy) < r_i + r_j``."""
-    n = points.shape[0]
-    for i in range(n):
-        for j in range(n):
-            if j == i:
-                continue
-            dx = points[i, 0] - points[j, 0]
-            dy = points[i, 1] - points[j, 1]
-            if np.sqrt(dx * dx + dy * dy) < radii[i] + radii[j]:
-                return True
-    return False
-
-
 def any_overlap(points: np.ndarray, radii: np.ndarray) -> bool:
     """Whether two of the discs ``points`` (``(n, 2)``, m) with ``radii`` (``(n,)``) overlap.
 
@@ -342,7 +326,7 @@ def any_overlap(points: np.ndarray, radii: np.ndarray) -> bool:
     if n < 2:
         return False
     if n <= _ALL_PAIRS:  # every pair, in one kernel call: the same distances, the same answer
-        return bool(_pairs_overlap(np.ascontiguousarray(points, dtype=np.float64),
+        return bool(pairs_overlap(np.ascontiguousarray(points, dtype=np.float64),
                                    np.ascontiguousarray(radii, dtype=np.float64)))
     order = np.argsort(points[:, 0], kind="stable")
     p = points[order]
