@@ -15,6 +15,7 @@ import warnings
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from .agents import AgentTable, build_agent_table
 from .behaviours import behaviour
@@ -74,10 +75,12 @@ def _env_kernels() -> list:
     return core_kernels(step=False) + [
         (run_worlds, WorldBatch.kernel_types()),
         (step.clip_actions, (F2, b1)),
+        (_first_overlap, (F2, F1, f8, f8)),  # the start check of small worlds
         # the scenarios' placement (core.discgrid.DiscGrid)
         (discgrid._grid_add, (F2, F1, f8, I1, I1, F2, F1, I2, i8)),
         (discgrid._grid_clear, (F2, f8, f8, f8, I1, I1, F2, F1, I2, B1)),
         (discgrid._grid_near, (f8, f8, f8, I1, I1, I2)),
+        (discgrid.pairs_overlap, (F2, F1)),
         # heuristic actions (EnvState.heuristic_actions)
         (step.goal_velocities, (I1, F2r, F2r, F1r, F2)),
         (frames._axes, (F2, b1, F2)),
@@ -285,6 +288,7 @@ def build_episode(wc: WorldConfig, rng: np.random.Generator, seed: int, episode:
     sim.process_obstacles()
     starts, goals, radius, max_speed, pref_speed = _populate(wc, rng, sim)
     orca_radius = radius + t.padding if wc.padded else radius
+    agent_state = None
     if wc.agent_params is None:  # the table's parameters, validated at the first reset
         sim.add_agents(starts, radius=orca_radius, max_speed=max_speed,
                        responsibility=t.responsibility, layer=t.layers,
@@ -293,6 +297,13 @@ def build_episode(wc: WorldConfig, rng: np.random.Generator, seed: int, episode:
             wc.n, responsibility=t.responsibility, layer=t.layers, avoid_mask=t.avoid_masks,
             **t.orca)
         del wc.agent_params["radius"], wc.agent_params["max_speed"]
+    elif wc.n <= _SPAWN_NEIGHBORS + 1:
+        # Small worlds (the start check measures every pair itself, needing no agent in the
+        # simulator): the agents' state goes straight to the batch, which hands it to the
+        # simulator when it loads the world (WorldBatch.load: Simulator.new_agents_state,
+        # bind_storage(num_agents=...)), so the simulator allocates and copies no agent arrays.
+        agent_state = sim.new_agents_state(starts, radius=orca_radius, max_speed=max_speed,
+                                           validated=wc.agent_params)
     else:
         sim.add_agents(starts, radius=orca_radius, max_speed=max_speed,
                        validated=wc.agent_params)
@@ -306,7 +317,7 @@ def build_episode(wc: WorldConfig, rng: np.random.Generator, seed: int, episode:
                         radius=radius, max_speed=max_speed, pref_speed=pref_speed,
                         goal_tol=np.asarray(sc.goal_tolerance(radius), dtype=np.float64),
                         roadmap=roadmap, goal_costs=goal_costs, max_steps=wc.max_steps,
-                        config=wc)
+                        config=wc, agent_state=agent_state)
 
 
 def draw_episode(wc: WorldConfig | None, mixture: Any, configs: dict, rng: np.random.Generator,
@@ -412,6 +423,32 @@ def _populate(wc: WorldConfig, rng: np.random.Generator, sim: Simulator):
 _SPAWN_NEIGHBORS = 16
 
 
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
+def _first_overlap(starts, r, tol, rel):
+    """The first slot that overlaps another by more than the tolerance, or -1 (every pair).
+
+    What the kd-tree check of :func:`_check_spawns` decides when every other agent is among
+    the nearest it measures, to the last bit: the same ``dx * dx + dy * dy`` within the
+    query's range ``2 * max(r)``, the same gap ``sqrt(dsq) - r_i - r_j`` against
+    ``-(tol + rel * min(r_i, r_j))`` (a small world's reset: one call, not some 15 numpy ones).
+    """
+    n = starts.shape[0]
+    r_max = 0.0
+    for i in range(n):
+        r_max = max(r_max, r[i])
+    lim = (2.0 * r_max) * (2.0 * r_max)
+    for i in range(n):
+        for j in range(n):
+            if j == i:
+                continue
+            dx = starts[i, 0] - starts[j, 0]
+            dy = starts[i, 1] - starts[j, 1]
+            dsq = dx * dx + dy * dy
+            if dsq < lim and np.sqrt(dsq) - r[i] - r[j] < -(tol + rel * min(r[i], r[j])):
+                return i
+    return -1
+
+
 def _check_spawns(wc: WorldConfig, sim: Simulator, starts: np.ndarray, r: np.ndarray) -> None:
     """Refuse a layout whose agents start overlapping each other or the obstacles.
 
@@ -424,23 +461,18 @@ def _check_spawns(wc: WorldConfig, sim: Simulator, starts: np.ndarray, r: np.nda
     """
     tol, rel, n, name = wc.tol_abs, wc.tol_rel, wc.n, wc.scenario.name
     if n <= _SPAWN_NEIGHBORS + 1:
-        # Every other agent is among the 16 nearest: measure every pair at once, as the
-        # kd-tree query does (dx * dx + dy * dy, within the query's range, not the agent itself).
-        x, y = starts[:, 0], starts[:, 1]
-        dx, dy = x[:, None] - x, y[:, None] - y
-        dsq = dx * dx + dy * dy
-        near = dsq < (2.0 * float(r.max())) ** 2
-        np.fill_diagonal(near, False)
-        other = r[None, :]
+        # Every other agent is among the 16 nearest: every pair, in one kernel call.
+        i = int(_first_overlap(np.ascontiguousarray(starts), np.ascontiguousarray(r),
+                               float(tol), float(rel)))
     else:
         nbr, dsq = sim.query_agent_neighbors(_SPAWN_NEIGHBORS, 2.0 * float(r.max()))
         near = nbr >= 0
         other = r[np.maximum(nbr, 0)]
-    gap = np.sqrt(dsq) - r[:, None] - other
-    pair_tol = tol + rel * np.minimum(r[:, None], other)  # rel 0: exactly tol
-    bad = np.flatnonzero((near & (gap < -pair_tol)).any(axis=1))
-    if bad.size:
-        i = int(bad[0])
+        gap = np.sqrt(dsq) - r[:, None] - other
+        pair_tol = tol + rel * np.minimum(r[:, None], other)  # rel 0: exactly tol
+        bad = np.flatnonzero((near & (gap < -pair_tol)).any(axis=1))
+        i = int(bad[0]) if bad.size else -1
+    if i >= 0:
         raise SpawnError(f"{name}: agents start overlapping (slot {i} at {starts[i].tolist()} "
                          f"and its neighbours, radius {r[i]} m); use a larger layout "
                          f"(scenario_kwargs), fewer agents or smaller radii")

@@ -184,7 +184,9 @@ class WorldBatch:
         self._sim_views: list[dict | None] = [None] * sizes.size
         self._sizes = sizes.copy()
         for b in range(sizes.size):  # every world's simulator onto its new slice
-            if self.episodes[b] is not None and self._sizes[b] == self.episodes[b].table.size:
+            ep = self.episodes[b]  # (one being loaded with its agents still to come: by load)
+            if ep is not None and self._sizes[b] == ep.table.size and \
+                    getattr(ep, "agent_state", None) is None:
                 self._bind(b)
 
     def _scratch(self, N: int) -> dict:
@@ -207,14 +209,14 @@ class WorldBatch:
     def _world_slice(self, b: int) -> slice:
         return slice(int(self.offsets[b]), int(self.offsets[b + 1]))
 
-    def _bind(self, b: int, copy: bool = True) -> None:
+    def _bind(self, b: int, copy: bool = True, num_agents: int | None = None) -> None:
         views = self._sim_views[b]
         if views is None:
             s, sl = self._world_slice(b), self._slots
             views = {name: getattr(sl, field)[s] for name, field in _SIM_STORAGE.items()}
             views["clock"] = self.clock[b:b + 1]
             self._sim_views[b] = views
-        self.episodes[b].sim.bind_storage(copy, **views)
+        self.episodes[b].sim.bind_storage(copy, num_agents, **views)
 
     # -- loading worlds ------------------------------------------------------------------
     def load(self, worlds: Sequence[int], episodes: Sequence[WorldEpisode]) -> None:
@@ -236,13 +238,17 @@ class WorldBatch:
         def cat(arrays):
             return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
-        # The simulators' state into their slices, then each bound to its slice.
-        states = [ep.sim.storage() for ep in episodes]
+        # The simulators' state into their slices, then each bound to its slice (an
+        # episode's agent_state: agents not yet in its simulator, handed over here).
+        pending = [getattr(ep, "agent_state", None) for ep in episodes]
+        states = [ep.sim.storage() if st is None else st
+                  for ep, st in zip(episodes, pending, strict=True)]
         for name, field in _SIM_STORAGE.items():
             getattr(sl, field)[idx] = cat([st[name] for st in states])
         self.clock[w] = [st["clock"][0] for st in states]
-        for b in worlds:
-            self._bind(b, copy=False)
+        for b, ep, st in zip(worlds, episodes, pending, strict=True):
+            self._bind(b, copy=False, num_agents=None if st is None else ep.table.size)
+            ep.agent_state = None
         tables = [ep.table for ep in episodes]
         for k in _SLOT_TABLE_I8 + _SLOT_TABLE_B + ("noise", "kin_param"):
             getattr(sl, k)[idx] = cat([getattr(t, k) for t in tables])

@@ -104,7 +104,9 @@ class WorldEpisode:
     Attributes:
         settings: dict of the per-world :data:`_SETTINGS` values.
         table: its :class:`~orca_env.agents.AgentTable`.
-        sim: its ``Simulator`` (obstacles added, agents added, not yet bound).
+        sim: its ``Simulator`` (obstacles added, agents added, not yet bound; or, with
+            ``agent_state``, agents still to come: the batch's load hands them over).
+        agent_state: None, or the agents' ``Simulator.new_agents_state`` (cleared at load).
         scenario, world, rng: the scenario object, its ``World`` and the world's generator.
         starts, goals, radius, max_speed, pref_speed, goal_tol: (n, ...) float64 arrays.
         roadmap, goal_costs: guidance (None without).

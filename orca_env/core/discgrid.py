@@ -14,7 +14,7 @@ import math
 import numpy as np
 from numba import njit
 
-__all__ = ["DiscGrid"]
+__all__ = ["DiscGrid", "pairs_overlap"]
 
 
 class DiscGrid:
@@ -154,3 +154,22 @@ def _grid_clear(points, radius, margin, cell, head, nxt, xy, r, ij, ok):  # prag
                         if not (math.sqrt(dx * dx + dy * dy) >= (r[q] + radius) + margin):
                             ok[k] = False
                     q = nxt[q]
+
+
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
+def pairs_overlap(points, radii):
+    """Whether two discs overlap, every pair measured: ``sqrt(dx * dx + dy * dy) < r_i + r_j``.
+
+    ``points`` (n, 2) and ``radii`` (n,) float64, C order (the small layouts of
+    :func:`orca_env.scenarios.base.any_overlap`: one call, not a dozen numpy ones).
+    """
+    n = points.shape[0]
+    for i in range(n):
+        for j in range(n):
+            if j == i:
+                continue
+            dx = points[i, 0] - points[j, 0]
+            dy = points[i, 1] - points[j, 1]
+            if np.sqrt(dx * dx + dy * dy) < radii[i] + radii[j]:
+                return True
+    return False

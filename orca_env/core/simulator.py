@@ -12,6 +12,7 @@ pickling.
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import reprlib
@@ -77,6 +78,9 @@ _AGENT_PARAMS = {
     "avoid_mask": (np.int64, lambda a: _is_bit_field(a), _BIT_FIELD_MESSAGE),
 }
 
+#: Each parameter's dtype as a ``np.dtype`` (compared with an array's faster than the type).
+_PARAM_DTYPES = {name: np.dtype(dtype) for name, (dtype, _, _) in _AGENT_PARAMS.items()}
+
 if set(_AGENT_PARAMS) != set(kernels.AgentParams._fields):  # see the checklist in kernels.py
     raise ImportError("_AGENT_PARAMS and kernels.AgentParams must name the same parameters")
 
@@ -113,6 +117,20 @@ _NO_VLINES = np.zeros((0, 0, 4))
 _NO_NV = np.zeros(0, dtype=np.int64)
 
 _OBSTACLE_FIELDS = ("points", "next_ids", "prev_ids", "unit_dirs", "convex", "polygon")
+
+
+@functools.lru_cache(maxsize=64)
+def _constant_state(k):
+    """The part of k new agents' state that does not depend on them (read-only, shared)."""
+    out = {}
+    for attr, (dtype, shape) in _AGENT_ARRAYS.items():
+        out[attr[1:]] = np.zeros((k, *shape), dtype=dtype)
+    out["active"] = np.ones(k, dtype=bool)
+    out["kd_order"] = np.arange(k, dtype=np.int64)
+    out["clock"] = np.zeros(1)
+    for a in out.values():
+        a.flags.writeable = False
+    return out
 
 
 def _readonly(a):
@@ -569,29 +587,8 @@ class Simulator:
         Returns:
             (k,) int64 ids of the new agents.
         """
-        unknown = set(params) - set(_AGENT_PARAMS)
-        if unknown:
-            raise ValueError(
-                f"unknown agent parameter(s) {sorted(unknown)}; valid: {list(_AGENT_PARAMS)}"
-            )
-        p = _as_points("positions", positions)
+        p, v, vals = self._new_agents(positions, velocities, validated, params)
         k = p.shape[0]
-        v = None if velocities is None else _as_points("velocities", velocities, k)
-        if validated:
-            both = set(validated) & set(params)
-            if both:
-                raise ValueError(f"agent parameter(s) {sorted(both)} given both as keywords "
-                                 f"and in validated")
-            bad = [name for name, a in validated.items()
-                   if name not in _AGENT_PARAMS or not isinstance(a, np.ndarray)
-                   or a.shape != (k,) or a.dtype != _AGENT_PARAMS[name][0]]
-            if bad:
-                raise ValueError(f"validated must hold check_agent_params({k})'s arrays; "
-                                 f"not these: {sorted(map(str, bad))}")
-            vals = self._params(k, params, skip=validated)
-            vals.update(validated)
-        else:
-            vals = self._params(k, params)
         fresh = self._grow(k)  # fresh arrays are zeros: the zero state need not be written
         lo, hi = self._n, self._n + k
         self._pos[lo:hi] = p
@@ -610,6 +607,61 @@ class Simulator:
         ids = np.arange(lo, hi, dtype=np.int64)
         self._kd_order = np.concatenate([self._kd_order, ids]) if lo else ids.copy()
         return ids
+
+    def new_agents_state(self, positions, velocities=None, *, validated=None, **params):
+        """The state :meth:`add_agents` would give this simulator, which must have no agents.
+
+        Validated as :meth:`add_agents` validates (the same errors); the simulator is not
+        changed. For a batched stepper that keeps the agents in its own arrays: it writes this
+        state there and hands them over with ``bind_storage(copy=False, num_agents=k)``, which
+        leaves the simulator as ``add_agents`` followed by ``bind_storage`` would (the env's
+        resets: no per-agent arrays of the simulator's own to allocate, fill and copy).
+
+        Returns:
+            ``{name: array}`` for every :data:`STORAGE_FIELDS` name, k rows (``clock``: (1,)).
+            Arrays that do not depend on the arguments (zeros, ``active`` all True,
+            ``kd_order`` 0..k-1, ``clock``) are read-only and shared: copy them, never write.
+
+        Raises:
+            ValueError: On bad input (see :meth:`add_agents`), or if agents were added.
+        """
+        if self._n:
+            raise ValueError(f"new_agents_state: this simulator has {self._n} agents already; "
+                             f"add_agents adds more")
+        p, v, vals = self._new_agents(positions, velocities, validated, params)
+        state = dict(_constant_state(p.shape[0]))
+        state["pos"] = p
+        if v is not None:
+            state["vel"] = v
+        state.update(vals)
+        return state
+
+    def _new_agents(self, positions, velocities, validated, params):
+        """:meth:`add_agents`' validated input: positions, velocities (or None), parameters."""
+        unknown = set(params) - set(_AGENT_PARAMS)
+        if unknown:
+            raise ValueError(
+                f"unknown agent parameter(s) {sorted(unknown)}; valid: {list(_AGENT_PARAMS)}"
+            )
+        p = _as_points("positions", positions)
+        k = p.shape[0]
+        v = None if velocities is None else _as_points("velocities", velocities, k)
+        if validated:
+            both = set(validated) & set(params)
+            if both:
+                raise ValueError(f"agent parameter(s) {sorted(both)} given both as keywords "
+                                 f"and in validated")
+            bad = [name for name, a in validated.items()
+                   if name not in _AGENT_PARAMS or not isinstance(a, np.ndarray)
+                   or a.shape != (k,) or a.dtype != _PARAM_DTYPES[name]]
+            if bad:
+                raise ValueError(f"validated must hold check_agent_params({k})'s arrays; "
+                                 f"not these: {sorted(map(str, bad))}")
+            vals = self._params(k, params, skip=validated)
+            vals.update(validated)
+        else:
+            vals = self._params(k, params)
+        return p, v, vals
 
     def _ids(self, ids, name="ids"):
         if isinstance(ids, np.ndarray) and ids.dtype == np.int64 and ids.ndim == 1:
@@ -783,7 +835,7 @@ class Simulator:
         out["clock"] = self._clock
         return out
 
-    def bind_storage(self, copy=True, **arrays):
+    def bind_storage(self, copy=True, num_agents=None, **arrays):
         """Keep the agent state in the given arrays from now on (for a batched stepper).
 
         The env's step pipeline advances many worlds in one call on concatenated arrays; each
@@ -797,7 +849,12 @@ class Simulator:
                 trailing shape of the array it replaces. Not validated (an internal seam).
             copy: False when the arrays already hold this simulator's state (what
                 :meth:`storage` gave): they are bound as they are.
+            num_agents: With ``copy=False`` on a simulator without agents: the arrays hold
+                ``num_agents`` agents (what :meth:`new_agents_state` gave), which it takes as
+                its own, as if added with :meth:`add_agents`.
         """
+        if num_agents is not None:
+            self._n = int(num_agents)
         if not copy:
             self._clock = arrays["clock"]
             self._kd_order = arrays["kd_order"]

@@ -52,7 +52,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..core.discgrid import DiscGrid
+from ..core.discgrid import DiscGrid, pairs_overlap
 
 __all__ = ["Scenario", "World", "SpawnError", "sample_pairs", "any_overlap", "DiscGrid",
            "rectangle",
@@ -325,12 +325,9 @@ def any_overlap(points: np.ndarray, radii: np.ndarray) -> bool:
     n = len(points)
     if n < 2:
         return False
-    if n <= _ALL_PAIRS:  # every pair at once: the same distances, the same answer
-        x, y = points[:, 0], points[:, 1]
-        dx, dy = x[:, None] - x, y[:, None] - y
-        hit = np.sqrt(dx * dx + dy * dy) < radii[:, None] + radii
-        np.fill_diagonal(hit, False)
-        return bool(hit.any())
+    if n <= _ALL_PAIRS:  # every pair, in one kernel call: the same distances, the same answer
+        return bool(pairs_overlap(np.ascontiguousarray(points, dtype=np.float64),
+                                   np.ascontiguousarray(radii, dtype=np.float64)))
     order = np.argsort(points[:, 0], kind="stable")
     p = points[order]
     r = radii[order]

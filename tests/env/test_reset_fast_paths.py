@@ -109,3 +109,94 @@ def test_a_copied_vector_env_binds_its_resets_to_its_own_arrays(clone):
             s = slice(int(b.offsets[w]), int(b.offsets[w + 1]))
             assert np.shares_memory(ep.sim.positions, b.slots.pos[s])
             np.testing.assert_array_equal(ep.sim.positions, b.slots.pos[s])
+
+
+def _storage_copy(sim):
+    return {k: np.array(v) for k, v in sim.storage().items()}
+
+
+def test_new_agents_state_then_bind_is_add_agents_then_bind():
+    # A batched stepper writes new_agents_state's arrays into its storage and binds with
+    # num_agents: the simulator then holds, steps and answers as one that added the agents.
+    rng = np.random.default_rng(3)
+    n = 12
+    pos = rng.uniform(-4, 4, (n, 2))
+    kw = dict(radius=rng.uniform(0.2, 0.4, n), max_speed=1.2, max_neighbors=4,
+              layer=np.where(np.arange(n) % 3 == 0, 2, 1))
+    template = Simulator(0.25, neighbor_dist=3.0)
+    sims = []
+    for direct in (False, True):
+        sim = template.new_like()
+        sim.add_obstacle([(5, 5), (6, 5), (6, 6), (5, 6)])
+        fields = Simulator.STORAGE_FIELDS
+        if direct:
+            state = sim.new_agents_state(pos, **kw)
+            assert sim.num_agents == 0  # not changed
+            assert set(state) == set(fields)
+        else:
+            sim.add_agents(pos, **kw)
+            state = sim.storage()
+        store = {k: np.array(state[k]) for k in fields}  # the stepper's own arrays
+        sim.bind_storage(False, num_agents=n if direct else None, **store)
+        assert sim.num_agents == n and np.shares_memory(sim.positions, store["pos"])
+        sims.append((sim, store))
+    (a, sa), (b, sb) = sims
+    for k in Simulator.STORAGE_FIELDS:
+        np.testing.assert_array_equal(sa[k], sb[k], err_msg=k)
+    for _ in range(20):
+        for s in (a, b):
+            s.set_pref_velocities(-s.positions / 4.0)
+            s.step()
+        np.testing.assert_array_equal(a.positions, b.positions)
+        np.testing.assert_array_equal(sa["kd_order"], sb["kd_order"])
+    np.testing.assert_array_equal(a.orca_lines(0), b.orca_lines(0))
+
+
+def test_new_agents_state_refuses_what_add_agents_refuses():
+    sim = Simulator(0.25)
+    for bad, match in (([(0.0, np.nan)], "positions"), ([(0.0, 0.0)], "radius")):
+        with pytest.raises(ValueError, match=match) as want:
+            sim.add_agents(bad, radius=-1.0 if match == "radius" else 0.3)
+        with pytest.raises(ValueError) as got:
+            sim.new_agents_state(bad, radius=-1.0 if match == "radius" else 0.3)
+        assert str(got.value) == str(want.value)
+    sim.add_agents([(0.0, 0.0)])
+    with pytest.raises(ValueError, match="has 1 agents already"):
+        sim.new_agents_state([(1.0, 1.0)])
+
+
+@pytest.mark.parametrize("scenario", ["circle_dense", "crowdnav_circle", "bottleneck"])
+def test_later_resets_hand_the_agents_to_the_simulator_at_load(scenario):
+    # After the first reset small worlds' agents go straight to the batch: each world's
+    # simulator is still bound to its slice, holds its agents, and steps as one that added
+    # them (a copy made with add_agents from the same starts and parameters).
+    from orca_env.vector import OrcaVectorEnv
+
+    env = OrcaVectorEnv(scenario, 3, seed=2)
+    env.reset()
+    env.reset()
+    b = env._batch
+    rng = np.random.default_rng(0)
+    for w, ep in enumerate(b.episodes):
+        s = slice(int(b.offsets[w]), int(b.offsets[w + 1]))
+        sim = ep.sim
+        assert ep.agent_state is None and sim.num_agents == ep.table.size
+        assert np.shares_memory(sim.positions, b.slots.pos[s])
+        np.testing.assert_array_equal(sim.positions, ep.starts)
+        ref = sim.new_like()
+        for poly in ep.world.obstacles:
+            ref.add_obstacle(np.asarray(poly, dtype=np.float64))
+        if ep.world.boundary is not None:
+            ref.add_boundary(np.asarray(ep.world.boundary, dtype=np.float64))
+        ref.add_agents(ep.starts, radius=sim.radii, max_speed=sim.max_speeds,
+                       neighbor_dist=sim.neighbor_dists, max_neighbors=sim.max_neighbors_arr,
+                       time_horizon=sim.time_horizons, time_horizon_obst=sim.time_horizons_obst,
+                       responsibility=sim.responsibilities, layer=sim.layers,
+                       avoid_mask=sim.avoid_masks)
+        for k, v in _storage_copy(ref).items():
+            np.testing.assert_array_equal(sim.storage()[k], v, err_msg=k)
+        pref = rng.uniform(-1, 1, (sim.num_agents, 2))
+        for s in (sim, ref):
+            s.set_pref_velocities(pref)
+            s.step()
+        np.testing.assert_array_equal(sim.positions, ref.positions)
