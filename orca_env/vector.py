@@ -5,7 +5,8 @@ world: every world's observations, rewards, terminations and truncations are bit
 single env reset with that world's seed and stepped with the same actions (``tests/vector``).
 Per world it keeps only what is Python by design: the generator, the scenario (placement at
 reset, new goals for crowd agents) and the episode's simulator (obstacles and queries). With
-``num_threads > 1`` blocks of worlds are stepped by a thread pool (the kernels release the GIL).
+``num_threads > 1`` the worlds are stepped by a thread pool and this thread (the kernels release
+the GIL), while this thread also draws the next episodes of worlds ahead (see the class).
 """
 
 from __future__ import annotations
@@ -128,8 +129,21 @@ class OrcaVectorEnv(VectorEnv):
     ``active`` the rows that acted (at ``reset``: every row) and ``status`` a finished row's last
     status. ``autoreset_mode`` (a Gymnasium ``AutoresetMode`` or its name) and
     ``finished_agents`` (``"leave"`` or ``"absorb"``): see above.
-    ``num_threads`` (config key, default 1): above 1 the worlds are split into that many blocks,
-    stepped at once by threads of a pool (the kernel releases the GIL; results are identical).
+    ``num_threads`` (config key, default 1): above 1 a pool of ``num_threads - 1`` threads and
+    the calling thread step the worlds, each claiming the next chunk of worlds as it finishes
+    the last (the kernel releases the GIL). Meanwhile the calling thread does part of the
+    resets' Python ahead: it draws the next episode of worlds (the scenario's placement, the
+    simulator; most of a reset's time) from a copy of each world's generator and with a second
+    scenario object, and a reset without a seed (autoreset, ``reset()``, ``reset_mask``) takes
+    it only if the world's generator is still where the draw started and the mixture's weights
+    are the same, so every result is bit-identical to one thread's, in both autoreset modes.
+    What overlaps: the draws of worlds of the package's own scenarios whose generator is not
+    used during their episode (no crowd noise, no new goals for crowds, no behaviour drawing
+    from it: such a world's draw is dropped at its reset and it is not drawn ahead again), and
+    the kernel's chunks among threads. Serial as before: scenarios registered by the user
+    (their objects may keep state across episodes), loading the drawn episodes into the batch
+    (which may reallocate it), the observations' first call, the scenarios' hooks, guidance and
+    the step's Python around the kernel. With one thread nothing is drawn ahead.
 
     Every config key of the single env's step is mirrored, including visibility (``avoids``,
     ``visible_to``), ``orca_padding``, ``randomize_attributes`` (each world's radii and speeds
