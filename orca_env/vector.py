@@ -295,16 +295,16 @@ class OrcaVectorEnv(VectorEnv):
         twin_bg = type(bg)(0)
         twin_bg.state = state
         twin = np.random.Generator(twin_bg)
-        if self._mixture is None:
-            wc = self._ahead_configs[b]
-            if wc is None:
-                wc = self._ahead_configs[b] = WorldConfig(self.config)
-            entries = self._entry_configs[b]
-        else:
-            wc, entries = self._configs[b], self._ahead_entries[b]
         redraws: list = []
         index = self._seed_episodes[b] + 1
         try:
+            if self._mixture is None:
+                wc = self._ahead_configs[b]
+                if wc is None:
+                    wc = self._ahead_configs[b] = WorldConfig(self.config)
+                entries = self._entry_configs[b]
+            else:
+                wc, entries = self._configs[b], self._ahead_entries[b]
             ep, _, _ = draw_episode(wc, self._mixture, entries, twin, int(self._rng_seeds[b]),
                                     index, lambda *a: redraws.append(a))
         except Exception:  # noqa: BLE001 (the reset draws again and raises)
