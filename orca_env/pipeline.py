@@ -73,6 +73,8 @@ _SIM_STORAGE = {"pos": "pos", "vel": "vel", "pref": "pref", "radius": "orca_radi
                 "corrected": "corrected", "kd_order": "kd"}
 #: Chunks of worlds per thread in a multi-threaded kernel call (claimed as threads free up).
 CHUNKS_PER_THREAD = 8
+#: Seconds the Python thread waits for the pool's threads to enter the kernel before side work.
+_START_WAIT = 0.0002
 #: Settings fields, per world: (name, dtype).
 _SETTINGS = (("time_step", np.float64), ("last_step", np.int64), ("timeout_first", np.bool_),
              ("crowdnav_collisions", np.bool_), ("tol", np.float64), ("tol_rel", np.float64),
@@ -393,9 +395,10 @@ class WorldBatch:
         With one thread, one call over every world. With more, the threads share the worlds in
         chunks (:data:`CHUNKS_PER_THREAD` per thread), each claiming the next chunk as it
         finishes the last (``run_worlds``' ``claim``), so a thread slowed by other work steps
-        fewer worlds. Once the pool's threads are in the kernel (entering it takes the GIL),
-        this thread calls :attr:`side_work` while chunks are left unclaimed and it has work,
-        then claims chunks itself. Which thread steps which world changes no result.
+        fewer worlds. Once the pool's threads are in the kernel (entering it takes the GIL;
+        if they have not within :data:`_START_WAIT`, there is no side work this call), this
+        thread calls :attr:`side_work` while chunks are left unclaimed and it has work, then
+        claims chunks itself. Which thread steps which world changes no result.
         """
         n = worlds.shape[0]
         claim = np.array([0, max(n, 1)], dtype=np.int64)
@@ -413,9 +416,9 @@ class WorldBatch:
         futures = [self._pool.submit(task, e) for e in started]
         try:
             side = self.side_work
-            if side is not None:
-                for e in started:  # waiting hands the GIL over; the kernel releases it
-                    e.wait()
+            # Waiting hands the GIL over (the kernel releases it); a pool thread that no core
+            # runs soon (a loaded machine) is not waited for: no side work this call.
+            if side is not None and all(e.wait(_START_WAIT) for e in started):
                 while claim[0] < n and side():
                     pass
             kernel(mode, worlds, *args, claim)
