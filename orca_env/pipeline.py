@@ -27,6 +27,7 @@ core's queries see the pipeline's state.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -70,6 +71,10 @@ _SIM_STORAGE = {"pos": "pos", "vel": "vel", "pref": "pref", "radius": "orca_radi
                 "layer": "layer", "avoid_mask": "avoid_mask", "active": "active",
                 "n_lines": "n_lines", "lp3": "lp3", "intervention": "intervention",
                 "corrected": "corrected", "kd_order": "kd"}
+#: Chunks of worlds per thread in a multi-threaded kernel call (claimed as threads free up).
+CHUNKS_PER_THREAD = 8
+#: Seconds the Python thread waits for the pool's threads to enter the kernel before side work.
+_START_WAIT = 0.0002
 #: Settings fields, per world: (name, dtype).
 _SETTINGS = (("time_step", np.float64), ("last_step", np.int64), ("timeout_first", np.bool_),
              ("crowdnav_collisions", np.bool_), ("tol", np.float64), ("tol_rel", np.float64),
@@ -127,7 +132,11 @@ class WorldBatch:
         self.extra_terms = np.zeros((B * L, self.num_terms - len(TERMS)))
         self._threads = max(1, min(int(num_threads), B))
         self._pool = ThreadPoolExecutor(self._threads - 1) if self._threads > 1 else None
-        self._blocks = np.array_split(np.arange(B, dtype=np.int64), self._threads)
+        #: ``side_work()``: one unit of Python work for this thread while the pool's threads
+        #: step worlds (:meth:`_call`); returns False when it has none. It must not touch
+        #: the batch's arrays, which the kernel is writing (the vector env draws episodes
+        #: ahead in it).
+        self.side_work = None
         self._all = np.arange(B, dtype=np.int64)
         self._stepped_one = np.ones(1, dtype=bool)
         self.debug_world: int | None = None  # record_step_start() on its sim each step
@@ -386,15 +395,42 @@ class WorldBatch:
                              f"steer", slots)
                 sl.pref[slots] = v
 
-    def _call(self, mode: int, worlds: np.ndarray, blocks: list, *args) -> None:
-        kernel = run_worlds_entry(mode, worlds, *args)
-        if self._pool is None:
-            kernel(mode, worlds, *args)
+    def _call(self, mode: int, worlds: np.ndarray, *args) -> None:
+        """``run_worlds(mode, worlds, *args)``, on the pool's threads and this one.
+
+        With one thread, one call over every world. With more, the threads share the worlds in
+        chunks (:data:`CHUNKS_PER_THREAD` per thread), each claiming the next chunk as it
+        finishes the last (``run_worlds``' ``claim``), so a thread slowed by other work steps
+        fewer worlds. Once the pool's threads are in the kernel (entering it takes the GIL;
+        if they have not within :data:`_START_WAIT`, there is no side work this call), this
+        thread calls :attr:`side_work` while chunks are left unclaimed and it has work, then
+        claims chunks itself. Which thread steps which world changes no result.
+        """
+        n = worlds.shape[0]
+        claim = np.array([0, max(n, 1)], dtype=np.int64)
+        kernel = run_worlds_entry(mode, worlds, *args, claim)
+        if self._pool is None or n < 2:
+            kernel(mode, worlds, *args, claim)
             return
-        futures = [self._pool.submit(kernel, mode, blk, *args) for blk in blocks[1:]]
-        kernel(mode, blocks[0], *args)
-        for f in futures:
-            f.result()
+        claim[1] = max(1, -(-n // (self._threads * CHUNKS_PER_THREAD)))
+        started = [threading.Event() for _ in range(self._threads - 1)]
+
+        def task(event):
+            event.set()
+            kernel(mode, worlds, *args, claim)
+
+        futures = [self._pool.submit(task, e) for e in started]
+        try:
+            side = self.side_work
+            # Waiting hands the GIL over (the kernel releases it); a pool thread that no core
+            # runs soon (a loaded machine) is not waited for: no side work this call.
+            if side is not None and all(e.wait(_START_WAIT) for e in started):
+                while claim[0] < n and side():
+                    pass
+            kernel(mode, worlds, *args, claim)
+        finally:
+            for f in futures:
+                f.result()
 
     def step(self, act: np.ndarray, middle=None) -> StepResult:
         """One step of every world.
@@ -416,11 +452,7 @@ class WorldBatch:
         one = self.num_worlds == 1 and self.alive.any()  # the single env's case, cheaply
         stepped = self._stepped_one if one else \
             self.alive.reshape(self.num_worlds, self.num_learned).any(axis=1)
-        if one or stepped.all():
-            worlds, blocks = self._all, self._blocks
-        else:
-            worlds = np.flatnonzero(stepped)
-            blocks = np.array_split(worlds, self._threads)
+        worlds = self._all if one or stepped.all() else np.flatnonzero(stepped)
         res = StepResult(obs=np.zeros((rows_n, self.obs_size), dtype=np.float32),
                          reward=np.zeros(rows_n), term=np.zeros(rows_n, dtype=bool),
                          trunc=np.zeros(rows_n, dtype=bool),
@@ -441,14 +473,14 @@ class WorldBatch:
                     extra_terms=self.extra_terms)
         args = self._kernel_args(rows, res.world_done)
         if middle is None and not guided:
-            self._call(BOTH, worlds, blocks, *args)
+            self._call(BOTH, worlds, *args)
         else:
-            self._call(PHASE_A, worlds, blocks, *args)
+            self._call(PHASE_A, worlds, *args)
             if guided:
                 self.update_targets(np.flatnonzero(~self._settings.straight & stepped).tolist())
             if middle is not None:
                 middle(np.flatnonzero(res.acted))
-            self._call(PHASE_B, worlds, blocks, *args)
+            self._call(PHASE_B, worlds, *args)
         if self._work.renew.any():
             self._renew_goals(stepped)
         return res
@@ -459,8 +491,16 @@ class WorldBatch:
         ``extra_obs`` must hold the scenario's features of those rows already.
         """
         w = np.asarray(worlds, dtype=np.int64)
-        run_worlds(OBSERVE, w, *self._kernel_args(self._observe_rows(obs, sep),
-                                                  np.zeros(self.num_worlds, dtype=bool)))
+        args = self._kernel_args(self._observe_rows(obs, sep),
+                                 np.zeros(self.num_worlds, dtype=bool))
+        if self._pool is None:
+            run_worlds(OBSERVE, w, *args, np.array([0, max(w.size, 1)], dtype=np.int64))
+        else:  # shared by the threads, without side work
+            side, self.side_work = self.side_work, None
+            try:
+                self._call(OBSERVE, w, *args)
+            finally:
+                self.side_work = side
 
     def _observe_rows(self, obs: np.ndarray, sep: np.ndarray) -> Rows:
         """The :class:`Rows` bundle of :meth:`observe` (outputs ``obs`` and ``sep`` only)."""
@@ -472,7 +512,7 @@ class WorldBatch:
                     extra_terms=self.extra_terms)
 
     def _kernel_args(self, rows: Rows, world_done: np.ndarray) -> tuple:
-        """``run_worlds``'s arguments after ``mode`` and ``worlds``.
+        """``run_worlds``'s arguments after ``mode`` and ``worlds`` (and before ``claim``).
 
         Every array has a fixed dtype, C order and is writable, and the scalars are Python
         ints: one compiled ``run_worlds`` for every config (:func:`kernel_types`).
@@ -495,7 +535,8 @@ class WorldBatch:
                         "extra_obs": 0}, len(TERMS))
         obs, sep = np.zeros((1, 1), dtype=np.float32), np.zeros(1)
         args = (OBSERVE, b._all) + b._kernel_args(b._observe_rows(obs, sep),
-                                                  np.zeros(1, dtype=bool))
+                                                  np.zeros(1, dtype=bool)) + \
+            (np.zeros(2, dtype=np.int64),)
         b.close()
         return tuple(typeof(a) for a in args)
 

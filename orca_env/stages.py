@@ -4,7 +4,7 @@
 ``b * L:(b + 1) * L``) by calling the stage kernels of :mod:`orca_env.step`,
 :mod:`orca_env.collisions`, :mod:`orca_env.observations`, :mod:`orca_env.rewards`,
 :mod:`orca_env.kinematics` and the core, looping over worlds inside numba with the GIL
-released (threads take disjoint blocks of worlds). Bundles are named tuples
+released (threads claim chunks of worlds as they go). Bundles are named tuples
 of arrays (:class:`Slots`: per slot; :class:`Rows`: per agent row; :class:`Settings`: per
 world; :class:`Work`: scratch and the values phase A hands to phase B). Kernels never validate:
 :mod:`orca_env.pipeline` and the envs do.
@@ -201,6 +201,27 @@ def _unmanaged(typingctx, x):
     return x(x), codegen
 
 
+@intrinsic
+def _claim(typingctx, claim):
+    """The next chunk of worlds: ``claim[0] += claim[1]`` atomically; returns the old ``claim[0]``.
+
+    ``claim``: (2,) int64 (worlds claimed so far, shared by the threads of one call; chunk size).
+    """
+    if not (isinstance(claim, types.Array) and claim.dtype == types.int64):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ty = sig.args[0]
+        arr = context.make_array(ty)(context, builder, value=args[0])
+        first = cgutils.get_item_pointer(context, builder, ty, arr,
+                                         [context.get_constant(types.intp, 0)])
+        second = cgutils.get_item_pointer(context, builder, ty, arr,
+                                          [context.get_constant(types.intp, 1)])
+        return builder.atomic_rmw("add", first, builder.load(second), "seq_cst")
+
+    return types.int64(claim), codegen
+
+
 # No function takes the bundles per world: numba increfs every array of a tuple passed to a
 # function (or inlined into one), which costs more than a small world's work. The world loop
 # (:func:`run_worlds`) slices each world's views from the bundles once and writes the phases
@@ -344,13 +365,17 @@ BOTH, PHASE_A, PHASE_B, OBSERVE = 0, 1, 2, 3
 
 @njit(cache=True, no_cfunc_wrapper=True, nogil=True, error_model="numpy")
 def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step_count, clock,
-               world_done):
+               world_done, claim):
     """The pipeline's numba part for the worlds ``worlds`` ((k,) int64), world by world.
 
     ``mode``: :data:`BOTH` (phase A then B), :data:`PHASE_A`, :data:`PHASE_B` (Python ran
     between them), or :data:`OBSERVE` (observations and clearances only, at reset). Releases
-    the GIL: threads take disjoint blocks of worlds (worlds write disjoint rows, so results do
-    not depend on the number of threads). The two phases are written out here, not as
+    the GIL. ``claim`` ((2,) int64: worlds claimed so far, chunk size): the call steps chunks of
+    ``worlds`` claimed one after another by an atomic add on ``claim[0]``, so threads calling it
+    with the same ``claim`` share the worlds, each taking the next chunk as it finishes the last
+    (one thread alone: ``[0, len(worlds)]``). Worlds write disjoint slots, rows and scratch, so
+    results do not depend on the number of threads nor on which thread stepped a world. The
+    two phases are written out here, not as
     functions: a call would hand on several dozen arrays, which costs more than a small
     world's work.
     """
@@ -359,9 +384,17 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
     sl, st, spec, obst, w = _unmanaged(sl), _unmanaged(st), _unmanaged(spec), \
         _unmanaged(obst), _unmanaged(w)
     rows, step_count, clock = _unmanaged(rows), _unmanaged(step_count), _unmanaged(clock)
-    world_done = _unmanaged(world_done)
-    for j in range(worlds.shape[0]):
+    world_done, claim = _unmanaged(world_done), _unmanaged(claim)
+    n_worlds = worlds.shape[0]
+    j = j_end = 0
+    while True:
+        if j == j_end:  # the next chunk (threads share ``claim``)
+            j = _claim(claim)
+            if j >= n_worlds:
+                break
+            j_end = min(j + claim[1], n_worlds)
         b = worlds[j]
+        j += 1
         a0, a1 = off[b], off[b + 1]
         n = a1 - a0
         t0, t1 = node_off[b], node_off[b + 1]
@@ -575,7 +608,7 @@ def run_worlds_entry(*args: Any) -> Any:
     cache), later ones call the compiled entry point directly.
     """
     if not _RUN_WORLDS_ENTRY:
-        run_worlds(args[0], args[1][:0], *args[2:])  # no world: compiles or loads only
+        run_worlds(args[0], args[1][:0], *args[2:-1], np.zeros(2, dtype=np.int64))  # no world
         sig = tuple(typeof(a) for a in args)
         _RUN_WORLDS_ENTRY.append(run_worlds.overloads[sig].entry_point)
     return _RUN_WORLDS_ENTRY[0]

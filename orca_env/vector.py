@@ -5,14 +5,16 @@ world: every world's observations, rewards, terminations and truncations are bit
 single env reset with that world's seed and stepped with the same actions (``tests/vector``).
 Per world it keeps only what is Python by design: the generator, the scenario (placement at
 reset, new goals for crowd agents) and the episode's simulator (obstacles and queries). With
-``num_threads > 1`` blocks of worlds are stepped by a thread pool (the kernels release the GIL).
+``num_threads > 1`` the worlds are stepped by a thread pool and this thread (the kernels release
+the GIL), while this thread also draws the next episodes of worlds ahead (see the class).
 """
 
 from __future__ import annotations
 
 import numbers
 import warnings
-from typing import Any
+from collections import deque
+from typing import Any, NamedTuple
 
 import numpy as np
 from gymnasium import spaces
@@ -23,12 +25,23 @@ from .environment import OrcaEnv, make_batch
 from .episode import WorldConfig, announce_compilation, check_seed, draw_episode, redraw_warning
 from .finished import FINISHED_AGENTS, RowRecord, check_choice
 from .infos import info_columns, reset_columns
+from .scenarios import SCENARIOS
 from .step import clip_actions
 
 __all__ = ["OrcaVectorEnv", "AUTORESET_MODES", "make_vector_env"]
 
 #: The autoreset modes of :class:`OrcaVectorEnv` (Gymnasium's ``AutoresetMode``).
 AUTORESET_MODES = (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP)
+
+
+class _Ahead(NamedTuple):
+    """A world's next episode, drawn ahead (:meth:`OrcaVectorEnv._draw_ahead`)."""
+
+    episode: Any  # the WorldEpisode; its ``rng`` is the twin generator, advanced by the draw
+    state: dict  # the world's generator state the draw started from
+    index: int  # the episode's index since the seed
+    redraws: list  # the mixture's redraws, (k, values, exc) each, reported at adoption
+    probabilities: Any  # the mixture's probabilities array the draw used (None: no mixture)
 
 
 def _autoreset_mode(value: Any) -> AutoresetMode:
@@ -116,8 +129,21 @@ class OrcaVectorEnv(VectorEnv):
     ``active`` the rows that acted (at ``reset``: every row) and ``status`` a finished row's last
     status. ``autoreset_mode`` (a Gymnasium ``AutoresetMode`` or its name) and
     ``finished_agents`` (``"leave"`` or ``"absorb"``): see above.
-    ``num_threads`` (config key, default 1): above 1 the worlds are split into that many blocks,
-    stepped at once by threads of a pool (the kernel releases the GIL; results are identical).
+    ``num_threads`` (config key, default 1): above 1 a pool of ``num_threads - 1`` threads and
+    the calling thread step the worlds, each claiming the next chunk of worlds as it finishes
+    the last (the kernel releases the GIL). Meanwhile the calling thread does part of the
+    resets' Python ahead: it draws the next episode of worlds (the scenario's placement, the
+    simulator; most of a reset's time) from a copy of each world's generator and with a second
+    scenario object, and a reset without a seed (autoreset, ``reset()``, ``reset_mask``) takes
+    it only if the world's generator is still where the draw started and the mixture's weights
+    are the same, so every result is bit-identical to one thread's, in both autoreset modes.
+    What overlaps: the draws of worlds of the package's own scenarios whose generator is not
+    used during their episode (no crowd noise, no new goals for crowds, no behaviour drawing
+    from it: such a world's draw is dropped at its reset and it is not drawn ahead again), and
+    the kernel's chunks among threads. Serial as before: scenarios registered by the user
+    (their objects may keep state across episodes), loading the drawn episodes into the batch
+    (which may reallocate it), the observations' first call, the scenarios' hooks, guidance and
+    the step's Python around the kernel. With one thread nothing is drawn ahead.
 
     Every config key of the single env's step is mirrored, including visibility (``avoids``,
     ``visible_to``), ``orca_padding``, ``randomize_attributes`` (each world's radii and speeds
@@ -190,6 +216,17 @@ class OrcaVectorEnv(VectorEnv):
         #: NEXT_STEP: the worlds that ended on the last step, reset on the next one.
         self._pending = np.zeros(B, dtype=bool)
         self._row_world = np.repeat(np.arange(B), L)
+        # Episodes drawn ahead, with more than one thread (see _draw_ahead): per world the
+        # drawn episode (or None), a second resolved config (a plain config's) or mixture-entry
+        # cache whose scenario objects the draws use, and whether drawing it ahead failed.
+        self._ahead: list[_Ahead | None] = [None] * B
+        self._ahead_configs: list = [None] * B
+        self._ahead_entries: list[dict] = [{} for _ in range(B)]
+        self._ahead_off = np.zeros(B, dtype=bool)
+        self._ahead_queue: deque = deque()
+        self._ahead_used = 0  # episodes drawn ahead and adopted (the tests read it)
+        if self._batch._threads > 1 and self._builtin_scenarios():
+            self._batch.side_work = self._draw_ahead_one
 
     # -- construction helpers ------------------------------------------------------------
     @staticmethod
@@ -206,6 +243,96 @@ class OrcaVectorEnv(VectorEnv):
         check_seed("seed", seed)
         return [int(seed) + b for b in range(B)]
 
+    def _builtin_scenarios(self) -> bool:
+        """Whether every scenario the worlds may run is one of the package's own.
+
+        Their episodes depend only on their parameters, the seed, the episode index and the
+        generator (:meth:`~orca_env.scenarios.base.Scenario.start_episode` sets what a draw
+        reads), so a second scenario object draws the same episode: what drawing ahead needs.
+        """
+        m = self._mixture
+        names = [self.config.scenario] if m is None else \
+            [m.config_at(k).scenario for k in range(len(m))]
+        return all(n in SCENARIOS and SCENARIOS[n].__module__.startswith("orca_env.scenarios")
+                   for n in names)
+
+    def _draw_ahead_one(self) -> bool:
+        """Draw the next world's next episode ahead (the batch's ``side_work``).
+
+        Returns:
+            False when no world is left to draw.
+        """
+        q = self._ahead_queue
+        while q:
+            b = q.popleft()
+            if self._ahead[b] is None and not self._ahead_off[b] and self._rngs[b] is not None:
+                self._ahead[b] = self._draw_ahead(b)
+                return True
+        return False
+
+    def _draw_ahead(self, b: int) -> _Ahead | None:
+        """World ``b``'s next episode, drawn now from a twin of its generator.
+
+        Runs on the Python thread while the pool's threads step the worlds (the batch's
+        ``side_work``), so that the draws of a reset (the scenario's placement, the simulator:
+        most of a reset's Python) are out of the step that resets. The draw touches nothing
+        the world uses: it takes a copy of the generator and a second scenario object (a
+        second resolved config, or a second cache of mixture entries, swapped with the
+        world's own at adoption). It is adopted at the world's next reset without a seed only
+        if the world's generator is still in the state the draw started from (nothing drew
+        from it since: no crowd noise, no new goals, ...) and the mixture's weights are the
+        same; otherwise it is dropped and the reset draws as always, so every episode is the
+        one a reset without drawing ahead gives. A world whose draw ahead was dropped (or
+        failed) is not drawn ahead again. Draws that raise are dropped: the reset raises.
+        """
+        rng = self._rngs[b]
+        noisy = self._batch._settings.noisy[b]  # crowd noise draws every step: never valid
+        if noisy:
+            self._ahead_off[b] = True
+            return None
+        bg = rng.bit_generator
+        state = bg.state
+        twin_bg = type(bg)(0)
+        twin_bg.state = state
+        twin = np.random.Generator(twin_bg)
+        redraws: list = []
+        index = self._seed_episodes[b] + 1
+        try:
+            if self._mixture is None:
+                wc = self._ahead_configs[b]
+                if wc is None:
+                    wc = self._ahead_configs[b] = WorldConfig(self.config)
+                entries = self._entry_configs[b]
+            else:
+                wc, entries = self._configs[b], self._ahead_entries[b]
+            ep, _, _ = draw_episode(wc, self._mixture, entries, twin, int(self._rng_seeds[b]),
+                                    index, lambda *a: redraws.append(a))
+        except Exception:  # noqa: BLE001 (the reset draws again and raises)
+            self._ahead_off[b] = True
+            return None
+        probs = None if self._mixture is None else self._mixture.probabilities
+        return _Ahead(ep, state, index, redraws, probs)
+
+    def _adopt(self, b: int, ahead: _Ahead | None) -> Any:
+        """The episode drawn ahead for world ``b`` if it is the one a reset draws now, else None."""
+        if ahead is None:
+            return None
+        m = self._mixture
+        if ahead.index != self._seed_episodes[b] + 1 or \
+                (m is not None and m.probabilities is not ahead.probabilities) or \
+                self._rngs[b].bit_generator.state != ahead.state:
+            self._ahead_off[b] = True
+            return None
+        self._rngs[b] = ahead.episode.rng
+        self._seed_episodes[b] = ahead.index
+        self._ahead_used += 1
+        if m is None:
+            self._configs[b], self._ahead_configs[b] = ahead.episode.config, self._configs[b]
+        else:
+            self._entry_configs[b], self._ahead_entries[b] = \
+                self._ahead_entries[b], self._entry_configs[b]
+        return ahead.episode
+
     def _reset_worlds(self, worlds: list[int], seeds: list, obs: np.ndarray,
                       sep: np.ndarray | None = None) -> np.ndarray:
         """New episodes of ``worlds`` (a seed each, or None to continue the generator).
@@ -221,14 +348,22 @@ class OrcaVectorEnv(VectorEnv):
 
         eps = []
         for b, s in zip(worlds, seeds, strict=True):
+            ahead, self._ahead[b] = self._ahead[b], None
+            ep = None
             if s is not None or self._rngs[b] is None:
                 self._rngs[b], self._rng_seeds[b] = seeding.np_random(s)
                 self._seed_episodes[b] = 0
             else:
-                self._seed_episodes[b] += 1
-            ep, _, _ = draw_episode(self._configs[b], self._mixture, self._entry_configs[b],
-                                    self._rngs[b], int(self._rng_seeds[b]),
-                                    self._seed_episodes[b], redraw)
+                ep = self._adopt(b, ahead)
+                if ep is None:
+                    self._seed_episodes[b] += 1
+                else:
+                    for args in ahead.redraws:
+                        redraw(*args)
+            if ep is None:
+                ep, _, _ = draw_episode(self._configs[b], self._mixture,
+                                        self._entry_configs[b], self._rngs[b],
+                                        int(self._rng_seeds[b]), self._seed_episodes[b], redraw)
             if ep.table.learned_slots.size != self.num_agents_per_world:
                 raise RuntimeError(f"a mixture entry has {ep.table.learned_slots.size} learned "
                                    f"agents, not {self.num_agents_per_world}")
@@ -244,6 +379,8 @@ class OrcaVectorEnv(VectorEnv):
         batch.observe(worlds, obs, sep)
         if self._record is not None:
             self._record.reset(rows)
+        if self._batch.side_work is not None:
+            self._ahead_queue.extend(worlds)
         return rows
 
     def _slot_ids(self) -> np.ndarray:

@@ -1,0 +1,180 @@
+"""OrcaVectorEnv on several threads: results bit-identical to one thread, whatever overlaps.
+
+With more than one thread the worlds are stepped in chunks claimed by the threads as they
+free up, and the Python thread draws the next episodes of worlds ahead while the pool steps
+(adopted at the reset only when they are the episode the reset would draw). Nothing of that may
+show in the results: every output of every step, and the state after, must be the same bits
+as on one thread, in both autoreset modes, with every infos level, for mixtures of world sizes
+and for worlds whose generator is used during the episode (where drawing ahead must give up).
+"""
+
+import numpy as np
+import pytest
+
+from orca_env.scenarios import SCENARIOS, register_scenario
+from orca_env.vector import OrcaVectorEnv
+
+pytestmark = pytest.mark.filterwarnings("ignore:actions outside the box")
+
+
+def _trace(config, worlds, steps, threads, *, seed=5, extra=None, drain=True, **kw):
+    """Every output of ``steps`` steps (random and zero actions) and the final slot state.
+
+    ``extra(env, t)``: called before step ``t`` (partial resets, new weights...); returns
+    outputs to record or None. ``drain``: with more than one thread, also draw every episode
+    that can be drawn ahead before each step (how many the kernel's window fits depends on
+    timing; this makes sure some are, at places that do not depend on timing).
+    """
+    v = OrcaVectorEnv(config, worlds, seed=seed, num_threads=threads, **kw)
+    obs, info = v.reset()
+    out = [obs, *(info[k] for k in sorted(info))]
+    rng = np.random.default_rng(seed)
+    for t in range(steps):
+        if extra is not None:
+            got = extra(v, t)
+            if got is not None:
+                out += [got[0], *(got[1][k] for k in sorted(got[1]))]
+        act = rng.uniform(-1.2, 1.2, (v.num_envs, 2)) if t % 4 else np.zeros((v.num_envs, 2))
+        side = v._batch.side_work
+        while drain and side is not None and side():
+            pass
+        obs, rew, term, trunc, info = v.step(act)
+        out += [obs, rew, term, trunc, np.array(sorted(info))]
+        out += [info[k] for k in sorted(info)]
+        # What the running episodes' scenarios say of themselves (evaluation reads it).
+        out.append(np.array([str(getattr(ep.scenario, "case", None))
+                             for ep in v._batch.episodes]))
+    sl = v._batch.slots
+    out += [sl.pos, sl.vel, sl.goals, v.world_sizes, np.array(v.scenario_names)]
+    state = dict(adopted=v._ahead_used, off=int(v._ahead_off.sum()))
+    v.close()
+    return out, state
+
+
+def _same(a, b):
+    assert len(a) == len(b)
+    for i, (x, y) in enumerate(zip(a, b, strict=True)):
+        x, y = np.asarray(x), np.asarray(y)
+        assert x.dtype == y.dtype and x.shape == y.shape, i
+        assert np.array_equal(x, y), i
+
+
+@pytest.fixture
+def three_threads(monkeypatch):
+    """Allow num_threads=3 on any machine (the config's bound is NUMBA_NUM_THREADS)."""
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "3")
+
+
+@pytest.mark.parametrize("mode", ["same_step", "next_step"])
+@pytest.mark.parametrize("infos", [False, True, "numeric"])
+def test_circle_dense_threads_bit_identical(mode, infos, three_threads):
+    # Short episodes: every world times out together every 12 steps, as circle_dense's do
+    # every 100 under random actions, so most resets adopt an episode drawn ahead.
+    kw = dict(autoreset_mode=mode, infos=infos, max_steps=12)
+    one, s1 = _trace("circle_dense", 7, 40, 1, **kw)
+    assert s1["adopted"] == 0  # one thread: nothing is drawn ahead
+    for threads in (2, 3):
+        many, s = _trace("circle_dense", 7, 40, threads, **kw)
+        _same(one, many)
+        assert s["adopted"] >= 14 and s["off"] == 0, s  # episodes drawn ahead were used
+        _same(one, _trace("circle_dense", 7, 40, threads, drain=False, **kw)[0])
+
+
+@pytest.mark.parametrize("mode", ["same_step", "next_step"])
+def test_mixture_of_world_sizes_threads_bit_identical(mode):
+    # Each world draws its entry (scenario, agent count, ranges) at every reset: the batch
+    # reallocates when sizes change, and episodes drawn ahead come from a second cache of
+    # the mixture's entries.
+    from tests.env.test_mixture import mix
+
+    one, _ = _trace(mix(max_steps=15), 5, 60, 1, autoreset_mode=mode, infos="numeric")
+    two, s = _trace(mix(max_steps=15), 5, 60, 2, autoreset_mode=mode, infos="numeric")
+    _same(one, two)
+    assert s["adopted"] > 0
+
+
+def test_generators_used_during_episodes_fall_back():
+    # random_obstacles without crowd noise: the crowd's new goals come from the world's
+    # generator during the episode, so episodes drawn ahead from it are dropped at the reset
+    # (its generator moved on); with noise (blocks) they are not drawn at all. Guidance runs
+    # its Python between the kernel's phases.
+    groups = [{"name": "learners", "population": "learned", "count": 4, "on_goal": "stop"},
+              {"name": "crowd", "population": "orca", "count": 6, "on_goal": "new_goal",
+               "noise": 0.0}]
+    for config, kw in (("random_obstacles", dict(max_steps=25, groups=groups)),
+                       ("blocks", dict(max_steps=20))):
+        one, _ = _trace(config, 4, 55, 1, **kw)
+        two, s = _trace(config, 4, 55, 2, **kw)
+        _same(one, two)
+        assert s["off"] > 0, config
+
+
+def test_scenario_state_per_episode_threads_bit_identical():
+    # crowdnav_test layout: start_episode sets the case from (seed, episode) on the scenario
+    # object; a draw ahead must not change the running episode's scenario.
+    groups = [{"name": "robot", "population": "learned", "count": 1, "on_goal": "stop"},
+              {"name": "humans", "population": "orca", "count": 5, "on_goal": "stay",
+               "noise": 0.0}]  # no crowd noise: the generator is not used in the episode
+    kw = dict(scenario_kwargs={"layout": "crowdnav_test"}, max_steps=10, groups=groups)
+    one, _ = _trace("crowdnav_circle", 4, 45, 1, **kw)
+    two, s = _trace("crowdnav_circle", 4, 45, 2, **kw)
+    _same(one, two)
+    assert s["adopted"] > 0
+
+
+def test_resets_and_new_weights_between_steps_threads_bit_identical():
+    # Partial and full resets (seeded or not) and new mixture weights between steps: each
+    # invalidates or consumes what was drawn ahead.
+    from tests.env.test_mixture import mix
+
+    def extra(v, t):
+        B, L = v.num_worlds, v.num_agents_per_world
+        if t == 9:
+            v.set_mixture_weights([1.0, 5.0, 1.0])
+        if t == 17:
+            mask = np.zeros(B * L, dtype=bool)
+            mask[L:2 * L] = True
+            return v.reset(options={"reset_mask": mask})
+        if t == 23:
+            return v.reset()
+        if t == 31:
+            return v.reset(seed=40)
+        return None
+
+    one, _ = _trace(mix(max_steps=8), 4, 40, 1, extra=extra)
+    two, s = _trace(mix(max_steps=8), 4, 40, 2, extra=extra)
+    _same(one, two)
+    assert s["adopted"] > 0
+
+
+@pytest.fixture
+def hook_scenario():
+    """A scenario of the user's with its own observation feature and reward term."""
+    saved = dict(SCENARIOS)
+
+    class Hooked(SCENARIOS["circle_v0"]):
+        name = "circle_hooked_test_v0"
+        EXTRA_OBSERVATIONS = (("x", -10.0, 10.0),)
+        EXTRA_REWARDS = {"left": 0.1}
+
+        def observation_features(self, view, slots):
+            return view.positions[slots, :1]
+
+        def reward_terms(self, view, slots):
+            return (view.positions[slots, :1] < 0.0).astype(float)
+
+    register_scenario(Hooked)
+    yield Hooked.name
+    SCENARIOS.clear()
+    SCENARIOS.update(saved)
+
+
+def test_hooks_and_few_worlds_threads_bit_identical(hook_scenario):
+    # The scenario's hooks run between the kernel's phases (and nothing is drawn ahead for
+    # a scenario of the user's); batches of one and two worlds (fewer worlds than chunks).
+    for config, worlds, kw in (("circle_dense", 4, dict(scenario=hook_scenario)),
+                               ("circle_dense", 1, {}), ("circle_dense", 2, {})):
+        one, _ = _trace(config, worlds, 30, 1, max_steps=10, infos=True, **kw)
+        two, s = _trace(config, worlds, 30, 2, max_steps=10, infos=True, **kw)
+        _same(one, two)
+        assert (s["adopted"] > 0) == (not kw and worlds > 1)  # one world: one thread
