@@ -68,13 +68,16 @@ def run(config, worlds, steps, threads, mode, seed, actions):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--config", default="circle_dense")
-    ap.add_argument("--worlds", type=int, default=256)
-    ap.add_argument("--steps", type=int, default=300)
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--mode", default="same_step")
-    ap.add_argument("--seed", type=int, default=0)
+    ap = argparse.ArgumentParser(description="Two threads against one in OrcaVectorEnv, "
+                                 "alternating in one process: speed-up, time split, bit-identity.")
+    ap.add_argument("--config", default="circle_dense", help="env config (default circle_dense)")
+    ap.add_argument("--worlds", type=int, default=256, help="worlds (default 256)")
+    ap.add_argument("--steps", type=int, default=300, help="timed steps per run (default 300)")
+    ap.add_argument("--reps", type=int, default=3, help="repetitions of the 1- and 2-thread "
+                    "pair (default 3)")
+    ap.add_argument("--mode", default="same_step", help="autoreset mode: same_step (default) "
+                    "or next_step")
+    ap.add_argument("--seed", type=int, default=0, help="seed of world 0 (default 0)")
     args = ap.parse_args()
     probe = OrcaVectorEnv(args.config, args.worlds)
     n = probe.num_envs
