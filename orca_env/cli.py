@@ -180,7 +180,10 @@ def _eval_arguments(e: argparse.ArgumentParser) -> None:
                         "loader(path, env) -> policy. A dotted path imports that module and "
                         "calls that callable: it runs arbitrary code, pass only code you "
                         "trust. NAME= labels the policy (default: the shipped policy's or run "
-                        "folder's name, or SPEC)")
+                        "folder's name, or SPEC). A trained model brings its action mode, "
+                        "observation settings and its run config's deploy keys (a safety "
+                        "margin, learned_orca_padding; --set learned_orca_padding=null runs "
+                        "without it)")
     e.add_argument("--model", default=None, help="saved model passed to the loader --policy")
     e.add_argument("--episodes", type=positive_int, default=20,
                    help="episodes, >= 1; episode k uses evaluation seed 10000 + k (default 20)")
@@ -423,7 +426,9 @@ def _bench_arguments(b: argparse.ArgumentParser) -> None:
                         "(repeatable; default: orca): orca, random, cadrl, ga3c_cadrl, a model "
                         "file or run folder, "
                         "a shipped policy by name (generalist), or package.module:callable "
-                        "(imported and called: pass only code you trust), as eval --policy. "
+                        "(imported and called: pass only code you trust), as eval --policy, "
+                        "with the settings a trained model brings (its deploy margin too; a "
+                        "suite's set: {learned_orca_padding: null} runs without it). "
                         "Labelled by its folder's or file's name, or by NAME (letters, digits, "
                         "'.', '_', '-', starting with a letter or digit)")
     b.add_argument("--no-safety", dest="policies", action=_PolicyAction, const=False,

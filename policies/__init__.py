@@ -117,7 +117,7 @@ def env_settings(model_path: str | os.PathLike) -> dict | None:
     if not isinstance(env, dict):
         return None
     settings = policy_settings(env)
-    if "deploy" in config:  # what the policy runs with beyond its training env
+    if config.get("deploy") is not None:  # what the policy runs with beyond its training env
         try:
             check_deploy(config["deploy"], env)
         except ValueError as exc:

@@ -428,7 +428,7 @@ def format_table(report: dict) -> str:
             f"{report['seeds'][-1]}" if report["seeds"] else "no episodes")
     margin = report["config"].get("learned_orca_padding")
     if margin is not None:  # a policy's deploy margin (or --set): it changes what ORCA does
-        head += f"  learned_orca_padding {margin:g} m"
+        head += f"  learned_orca_padding {margin:g} m (learned groups with the safety layer)"
     lines = [head, *_table_lines(_table_rows(agg, {**METRICS, **OVERLAP_METRICS}))]
     lines.append("95% CI: [low, high] for rates (Wilson score for 0/1, Student-t clipped to [0, 1] "
                  "for fractions), +- Student-t half-width otherwise")

@@ -84,6 +84,8 @@ def compare(cfg: dict, run_dir: str, video: bool = True,
     never used by training) for: the trained policy with the ORCA safety layer, pure ORCA
     (``orca_env.baselines.OrcaPolicy``: goal-directed preferred velocity with seeded noise) and
     the trained policy without the safety layer (``safety_layer: false`` for the learned groups).
+    The trained policy with its safety layer runs with the config's ``deploy`` settings (a
+    safety margin), as ``orca-env eval`` runs the saved policy.
 
     Args:
         cfg: The resolved training config.
@@ -107,7 +109,9 @@ def compare(cfg: dict, run_dir: str, video: bool = True,
     # One label per policy (eval's, bench's): the run folder's name, in the reports, the logs
     # and the video's title, whichever backend's loader loaded it.
     name = model_label(run_dir)
-    runs = [("trained+safety", "trained_safety", trained, cfg["env"]),
+    # The trained policy acts with its deploy settings (a safety margin), as eval gives them.
+    deployed = {**cfg["env"], **(cfg.get("deploy") or {})}
+    runs = [("trained+safety", "trained_safety", trained, deployed),
             ("pure ORCA", "orca", OrcaPolicy(), cfg["env"]),
             ("trained, no safety", "trained_no_safety", trained,
              without_safety_layer(cfg["env"]))]

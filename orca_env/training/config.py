@@ -295,7 +295,10 @@ def _load_train_config(path: str | os.PathLike | None = None, **overrides: Any) 
         cfg["env"] = _deep_merge(base, rest)
     load_config(cfg["env"])  # validates the env section (its errors name the key)
     if "deploy" in cfg:
-        check_deploy(cfg["deploy"], cfg["env"])
+        if cfg["deploy"] is None:  # `deploy:` with every key commented out: no section
+            del cfg["deploy"]
+        else:
+            check_deploy(cfg["deploy"], cfg["env"])
     if cfg["torch_threads"] == "auto":  # not in the file: the user's variable, else 1
         cfg["torch_threads"] = default_torch_threads()
     for key in ("n_envs", "n_timesteps", "torch_threads", "checkpoint_freq"):

@@ -124,3 +124,12 @@ def test_the_shipped_crowdnav_robot_brings_its_margin(tmp_path):
     plain = evaluate("crowdnav_square_invisible", str(run), episodes=3)
     assert plain["config"]["learned_orca_padding"] is None
     assert "learned_orca_padding" not in format_table(plain)
+
+
+def test_an_empty_deploy_section_is_no_section(tmp_path):
+    cfg = yaml.safe_load(open("configs/train/circle_ppo.yaml"))
+    cfg["deploy"] = None  # `deploy:` with its keys commented out
+    path = tmp_path / "empty.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    assert "deploy" not in load_train_config(path)
+
