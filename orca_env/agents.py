@@ -179,6 +179,9 @@ def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: fl
         k_code = kinematics(g.kinematics).code
         k_row, k_pad = _kin_row(g, where, time_step)
         direct = b.learned and not g.safety_layer
+        # The policy's margin replaces the group's padding where its safety layer acts.
+        pad = learned_padding if learned_padding is not None and b.learned and not direct \
+            else g.orca_padding
         for _ in range(g.count):
             pop.append(b.code)
             kin.append(k_code)
@@ -190,8 +193,7 @@ def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: fl
                 params[k].append(defaults[k] if v is None else v)
             noise.append(nz)
             resp.append(0.0 if direct else b.responsibility)
-            padding.append((g.orca_padding if learned_padding is None or direct
-                            or not b.learned else learned_padding) + k_pad)
+            padding.append(pad + k_pad)
             randomized.append(g.randomize_attributes)
             pref_given.append(g.pref_speed is not None)
             safe.append(not direct)
