@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .kdtree import AgentTree, build_agent_tree, partition_active, query_many
+from .kdtree import (DIRECT_MAX, AgentTree, build_agent_tree, partition_active, query_many,
+                     query_many_direct)
 from .kernels import AgentParams, StepOutput, _compute_block, apply_velocities
 from .obstacles import Obstacles
 
@@ -94,7 +95,10 @@ def query_world_neighbors(slots, pos, active, kd_order, range_sq, k, nodes, out_
     """``Simulator.query_agent_neighbors_unchecked`` on one world's arrays.
 
     A fresh tree over the active agents, built from a copy of the persistent order (which stays
-    untouched), then :func:`~orca_env.core.kdtree.query_many`.
+    untouched), then :func:`~orca_env.core.kdtree.query_many`; in worlds of at most
+    :data:`~orca_env.core.kdtree.DIRECT_MAX` agents :func:`~orca_env.core.kdtree.query_many_direct`
+    measures every agent instead, and the tree runs only when that meets an exact tie (the same
+    results either way, ties included).
 
     The env's observations call it at the positions the next step's ORCA builds its tree
     and searches at. Sharing that work was tried (commit 677a2f1, reverted): one query per
@@ -119,6 +123,13 @@ def query_world_neighbors(slots, pos, active, kd_order, range_sq, k, nodes, out_
         out_dsq: (q, k) float64 output, prefilled with inf.
         tmp: (n,) int64 scratch (the tree's order).
     """
+    if kd_order.shape[0] <= DIRECT_MAX:  # small worlds: every agent measured, no tree
+        if not query_many_direct(slots, pos, active, range_sq, k, out_ids, out_dsq):
+            return
+        for q in range(slots.shape[0]):  # a tie: the tree decides it, as it always has
+            for c in range(k):
+                out_ids[q, c] = -1
+                out_dsq[q, c] = np.inf
     na = partition_active(kd_order, active, tmp)
     m = max(2 * na - 1, 1)
     tree = (tmp[:na], nodes[0][:m], nodes[1][:m], nodes[2][:m], nodes[3][:m], nodes[4][:m])

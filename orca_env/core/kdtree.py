@@ -267,6 +267,69 @@ def query_agent_neighbors(
     return count
 
 
+#: Worlds of at most this many agents answer neighbour queries by measuring every agent
+#: (:func:`query_many_direct`), larger ones by building the tree and searching it. Measured per
+#: query (6 neighbours within 4 m, a jittered circle): 30 against 74 ns at 16 agents, 80 against
+#: 99 at 32, level at 48.
+DIRECT_MAX = 32
+
+
+@njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
+def query_many_direct(query_ids, positions, active, range_sq, k, out_ids, out_dist_sq):
+    """:func:`query_many` by measuring every active agent, for small worlds: no tree.
+
+    The same distances (``dx * dx + dy * dy`` of the same differences), the same strict ``<``
+    against the range, shrunk to the k-th kept distance once ``k`` are kept, and the same
+    insertion sort. The kept set and its order are therefore :func:`query_many`'s, except where
+    two candidates are at exactly the same distance: the tree keeps the one it visits first,
+    this function the lower id. Such a tie (within the kept list, or at the k-th distance) is
+    reported, and the caller searches the tree for that world instead, so that results never
+    depend on which search ran.
+
+    Args:
+        query_ids: (q,) int64 agent ids (each is skipped in its own list).
+        positions: (n, 2) float64.
+        active: (n,) bool; inactive agents are not candidates (the tree holds the active ones).
+        range_sq: squared search radius.
+        k: neighbours per agent (>= 1).
+        out_ids: (q, k) int64, prefilled with -1.
+        out_dist_sq: (q, k) float64, prefilled with inf.
+
+    Returns:
+        Whether any query met a tie (then the outputs are not to be used).
+    """
+    n = positions.shape[0]
+    for q in range(query_ids.shape[0]):
+        i = query_ids[q]
+        x = positions[i, 0]
+        y = positions[i, 1]
+        lim = range_sq
+        count = 0
+        for other in range(n):
+            if other == i or not active[other]:
+                continue
+            dx = x - positions[other, 0]
+            dy = y - positions[other, 1]
+            dist_sq = dx * dx + dy * dy
+            if dist_sq < lim:
+                if count < k:
+                    count += 1
+                c = count - 1
+                while c != 0 and dist_sq < out_dist_sq[q, c - 1]:
+                    out_dist_sq[q, c] = out_dist_sq[q, c - 1]
+                    out_ids[q, c] = out_ids[q, c - 1]
+                    c -= 1
+                if c != 0 and dist_sq == out_dist_sq[q, c - 1]:
+                    return True
+                out_dist_sq[q, c] = dist_sq
+                out_ids[q, c] = other
+                if count == k:
+                    lim = out_dist_sq[q, k - 1]
+            elif dist_sq == lim and count == k:
+                return True
+    return False
+
+
 @njit(cache=True, no_cfunc_wrapper=True, error_model="numpy")
 def query_many(query_ids, positions, range_sq, k, tree, out_ids, out_dist_sq):
     """:func:`query_agent_neighbors` for each agent in ``query_ids`` (excluding itself).
