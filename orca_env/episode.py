@@ -225,6 +225,9 @@ class WorldConfig:
         #: validated by the core (set at the first reset: :func:`build_episode`).
         self.sim_template: Simulator | None = None
         self.agent_params: dict | None = None
+        #: Without randomized attributes, ``agent_params`` with the radii (ORCA's, padded) and
+        #: max speeds every episode has (validated once, at the first reset).
+        self.fixed_params: dict | None = None
         self._settings: dict = {}  # settings(guided), by guided
         r_min = self.table.radius_min
         if self.tol_abs + self.tol_rel * r_min >= r_min:
@@ -297,16 +300,24 @@ def build_episode(wc: WorldConfig, rng: np.random.Generator, seed: int, episode:
             wc.n, responsibility=t.responsibility, layer=t.layers, avoid_mask=t.avoid_masks,
             **t.orca)
         del wc.agent_params["radius"], wc.agent_params["max_speed"]
-    elif wc.n <= _SPAWN_NEIGHBORS + 1:
-        # Small worlds (the start check measures every pair itself, needing no agent in the
-        # simulator): the agents' state goes straight to the batch, which hands it to the
-        # simulator when it loads the world (WorldBatch.load: Simulator.new_agents_state,
-        # bind_storage(num_agents=...)), so the simulator allocates and copies no agent arrays.
-        agent_state = sim.new_agents_state(starts, radius=orca_radius, max_speed=max_speed,
-                                           validated=wc.agent_params)
+        if not wc.randomized:  # every episode's radii and speeds are these (see _populate)
+            both = sim.check_agent_params(wc.n, radius=orca_radius, max_speed=max_speed)
+            wc.fixed_params = {**wc.agent_params, "radius": both["radius"],
+                               "max_speed": both["max_speed"]}
     else:
-        sim.add_agents(starts, radius=orca_radius, max_speed=max_speed,
-                       validated=wc.agent_params)
+        fixed = wc.fixed_params
+        per_episode = {} if fixed is not None else {"radius": orca_radius,
+                                                    "max_speed": max_speed}
+        validated = fixed if fixed is not None else wc.agent_params
+        if wc.n <= _SPAWN_NEIGHBORS + 1:
+            # Small worlds (the start check measures every pair itself, needing no agent in
+            # the simulator): the agents' state goes straight to the batch, which hands it to
+            # the simulator when it loads the world (WorldBatch.load:
+            # Simulator.new_agents_state, bind_storage(num_agents=...)), so the simulator
+            # allocates and copies no agent arrays.
+            agent_state = sim.new_agents_state(starts, validated=validated, **per_episode)
+        else:
+            sim.add_agents(starts, validated=validated, **per_episode)
     _check_spawns(wc, sim, starts, radius)
     roadmap = goal_costs = None
     if cfg.guidance:
@@ -397,8 +408,8 @@ def _populate(wc: WorldConfig, rng: np.random.Generator, sim: Simulator):
     randomized = wc.randomized
     if not randomized:  # every slot keeps the config's values (the same test, in two calls)
         ok = (radii.shape == (n,) and speeds.shape == (n,)
-              and np.array_equal(radii, t.base_radius)
-              and np.array_equal(speeds, t.base_max_speed))
+              and bool((radii == t.base_radius).all())
+              and bool((speeds == t.base_max_speed).all()))
     else:
         fixed = ~t.randomized
         lo_r, hi_r = RANDOM_RADIUS

@@ -52,6 +52,10 @@ def as_points(name, value, n=None):
         ValueError: Naming ``name``: not (k, 2) real numbers, not finite, or beyond
             :data:`MAX_COORD`.
     """
+    if type(value) is np.ndarray and value.dtype == np.float64 and value.ndim == 2 and \
+            value.shape[1] == 2 and (n is None or value.shape[0] == n) and value.size and \
+            np.abs(value).max() <= MAX_COORD:  # fast path (the env's resets): valid float64
+        return value.copy()  # (NaN and inf fail the bound: they take the checks below)
     try:
         raw = np.asarray(value)
     except (TypeError, ValueError) as exc:
