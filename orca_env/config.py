@@ -199,11 +199,20 @@ def load_yaml(source: str | os.PathLike) -> Any:
 
 
 def parse_yaml_value(text: str) -> Any:
-    """One YAML value from a string (command-line overrides), with :func:`load_yaml`'s rules."""
+    """One YAML value from a string (command-line overrides), with :func:`load_yaml`'s rules.
+
+    Raises:
+        ValueError: On invalid YAML, in one line: the problem and where in ``text`` it is.
+    """
     try:
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506  (a SafeLoader subclass)
     except yaml.YAMLError as exc:
-        raise ValueError(f"{_show(text)} is not a valid YAML value: {exc}") from exc
+        # One line (PyYAML's message draws the text and a caret over several).
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at character {mark.column + 1}" if mark is not None and "\n" not in text \
+            else ""
+        raise ValueError(f"{_show(text)} is not a valid YAML value: {problem}{where}") from exc
 
 
 def _max_threads() -> int:
