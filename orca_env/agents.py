@@ -236,6 +236,12 @@ def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: fl
         speed_max=float(np.where(rand, RANDOM_SPEED[1], base_max_speed).max()))
 
 
+#: The margin warnings given so far (:func:`check_learned_padding` gives each once a process:
+#: a bench builds each entry's env several times, and libraries that reset the warning filters
+#: would repeat it).
+_WARNED: set[str] = set()
+
+
 def check_learned_padding(padding: float, radii: np.ndarray, groups: list[str]) -> bool:
     """Warn when ``learned_orca_padding`` is larger than the radius of an agent it pads.
 
@@ -244,7 +250,8 @@ def check_learned_padding(padding: float, radii: np.ndarray, groups: list[str]) 
     with the smallest radius it draws, 0.3 m). Their ORCA disc, radius + padding, is then more
     than twice their body; the ORCA agents that avoid them keep off that disc too, which
     usually deadlocks the crowd. A padding up to the radius is not warned about (the shipped
-    policies' 0.1 m is a third of CrowdNav's 0.3 m robot).
+    policies' 0.1 m is a third of CrowdNav's 0.3 m robot). Each warning is given once a
+    process.
 
     Args:
         padding: The padding, m.
@@ -252,19 +259,21 @@ def check_learned_padding(padding: float, radii: np.ndarray, groups: list[str]) 
         groups: The name of each padded agent's group.
 
     Returns:
-        Whether it warned.
+        Whether the padding is larger than a radius (warned now or earlier).
     """
     if len(radii) == 0:
         return False
     k = int(np.argmin(radii))
     if not padding > radii[k]:
         return False
-    warnings.warn(f"config key 'learned_orca_padding' is {padding:g} m, more than the radius "
-                  f"{radii[k]:g} m of the learned agents of group {groups[k]!r}: their ORCA "
-                  f"disc (radius + padding) is more than twice their body, and the ORCA agents "
-                  f"that avoid them keep off it too, which usually deadlocks the crowd; a "
-                  f"margin of at most the radius is expected (the shipped policies use 0.1 m)",
-                  UserWarning, stacklevel=4)
+    message = (f"config key 'learned_orca_padding' is {padding:g} m, more than the radius "
+               f"{radii[k]:g} m of the learned agents of group {groups[k]!r}: their ORCA disc "
+               f"(radius + padding) is more than twice their body, and the ORCA agents that "
+               f"avoid them keep off it too, which usually deadlocks the crowd; a margin of at "
+               f"most the radius is expected (the shipped policies use 0.1 m)")
+    if message not in _WARNED:
+        _WARNED.add(message)
+        warnings.warn(message, UserWarning, stacklevel=4)
     return True
 
 
