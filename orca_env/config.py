@@ -531,7 +531,12 @@ class EnvConfig:
         "(its agents' ORCA radius is radius + this, for their own safety layer and for the "
         "ORCA agents that avoid them; collisions, observations and goals use the radius). "
         "None: each group's own orca_padding. A trained policy brings it with its deploy "
-        "section (a safety margin chosen for its weights), as it brings its action mode",
+        "section (a safety margin chosen for its weights), as it brings its action mode. "
+        "Negative or non-finite is an error; larger than the radius of an agent it pads (a "
+        "randomize_attributes group: the smallest radius drawn, 0.3 m) is a UserWarning when "
+        "the env is built: that agent's ORCA disc would be more than twice its body, which "
+        "the ORCA agents avoiding it keep off too, and such a margin usually deadlocks the "
+        "crowd",
         kind=float, minimum=0.0, maximum=MAX_LENGTH, optional=True)
     on_collision: str = _f("terminate", "terminate: a learned agent that collides terminates "
                            "and leaves the simulation (CrowdNav); continue: it keeps going and "

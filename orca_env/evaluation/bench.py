@@ -37,6 +37,8 @@ Suite file
 
 ``set`` keys are config keys, dotted for sections (``observation.range``) and with integers for
 list items (``groups.0.count``), exactly as ``orca-env eval --set``; values are YAML values.
+:meth:`Suite.with_set` (``orca-env bench --set KEY=VALUE``) adds overrides to every entry, after
+the suite's and the entry's own ``set``, recorded as ``bench.json``'s ``extra_set``.
 
 Seed-independent entries
 ------------------------
@@ -91,6 +93,14 @@ safety layer: ``safety_layer=False`` sets ``safety_layer: false`` for every lear
 every entry (the action is the velocity itself), as the training comparison's "trained, no
 safety layer" column. Each policy is resolved against each entry's env before the first episode,
 so a model that cannot act in some entry (another observation shape) fails before any work.
+
+A trained policy brings its settings to every entry
+(:func:`~orca_env.evaluation.suite.policy_settings`: its action mode, observation settings and
+deploy keys, such as its safety margin ``learned_orca_padding``); the overrides (the suite's
+``set``, the entry's, ``--set``) win. ``bench.json``'s ``policies[].deploy`` says, for each
+deploy key (:data:`~orca_env.training.config.DEPLOY_KEYS`), what the policy brings and, per
+entry, the value it ran with and its source (:data:`DEPLOY_SOURCES`); ``bench.md`` says it
+under its first line.
 """
 
 from __future__ import annotations
@@ -144,7 +154,8 @@ from .suite import (
     resolve_policy,
 )
 
-__all__ = ["BENCH_FORMAT", "DEFAULT_SUITE", "HEADLINE", "SOCIAL_TABLE", "PROBE_STEPS", "LOOKS",
+__all__ = ["BENCH_FORMAT", "DEFAULT_SUITE", "HEADLINE", "SOCIAL_TABLE", "DEPLOY_SOURCES",
+           "PROBE_STEPS", "LOOKS",
            "ALPHA", "MARGIN", "GAIN", "GAIN_TAGS", "SuiteEntry", "Suite", "BenchPolicy",
            "load_suite", "seed_dependence", "episode_keys", "followup_plan", "run_bench",
            "decide_targets",
@@ -1007,7 +1018,10 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
 
     Returns:
         The report: ``format``, ``orca_env_version``, ``suite`` (name, description, seed),
-        ``policies`` (label, spec's name, safety layer), ``entries`` (name, tag, config, set,
+        ``extra_set`` (the overrides of :meth:`Suite.with_set`, ``{}`` without),
+        ``policies`` (label, spec's name, safety layer, ``deploy``: ``{key: {"policy": what
+        the policy brings or None, "entries": {entry: {"value", "source"}}}}`` for each deploy
+        key, ``source`` a key of :data:`DEPLOY_SOURCES`), ``entries`` (name, tag, config, set,
         scenario, agents, step limit, episodes each policy ran, first and last seed,
         ``seed_independent``), ``metrics`` (unit and definition),
         ``results`` (``{entry: {policy label: {metric: aggregate}}}``, the aggregates of

@@ -7,12 +7,12 @@ import shutil
 
 import pytest
 import yaml
+from orca_env.policies import TRAINED_DIR
 
 from orca_env.cli import main
 from orca_env.evaluation import evaluate
 from orca_env.evaluation.bench import format_markdown, load_suite, run_bench
 from orca_env.evaluation.overrides import config_overrides, parse_set_items
-from orca_env.policies import TRAINED_DIR
 
 pytest.importorskip("stable_baselines3")  # the shipped crowdnav robot is an SB3 model
 
