@@ -343,7 +343,9 @@ class Suite:
         for e in self.entries:
             where = f"(suite {self.name!r}, entry {e.name!r}, config {e.config!r})"
             try:
-                overrides = config_overrides(e.path, [*e.set_items, *triples], source=arg)
+                # "set to 1 by an earlier set key or --set": the suite's or the command line's.
+                overrides = config_overrides(e.path, [*e.set_items, *triples],
+                                             source=f"set key or {arg}")
             except ValueError as exc:  # its message starts with the item
                 raise ValueError(f"{exc} {where}") from None
             _check_set_items(e, triples, arg)
@@ -367,7 +369,7 @@ def _check_set_items(e: SuiteEntry, triples: list[Override], arg: str) -> None:
     for k in range(1, len(triples) + 1):
         try:
             load_config(e.path, **config_overrides(e.path, [*e.set_items, *triples[:k]],
-                                                   source=arg))
+                                                   source=f"set key or {arg}"))
         except ValueError as exc:
             raise ValueError(f"{triples[k - 1][0]}: {exc}") from None
 

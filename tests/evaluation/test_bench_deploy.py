@@ -126,6 +126,11 @@ def test_with_set_applies_the_items_as_eval_set_after_the_suite_s_set(suite_file
     twice = suite.with_set(items[:1]).with_set(items[1:])
     assert [e.overrides for e in twice.entries] == [e.overrides for e in out.entries]
     assert suite.with_set([]) is suite
+    # A key below one the suite's set gave a plain value: as eval's error, naming both layers.
+    with pytest.raises(ValueError, match=r"^--set 'max_steps\.x=1': 'max_steps' was set to 40 "
+                                         r"by an earlier set key or --set, so it has no key 'x' "
+                                         r"\(suite 'margins', entry 'circle', config "):
+        suite.with_set(["max_steps.x=1"])
 
 
 @pytest.mark.parametrize("item, message", [
