@@ -9,6 +9,7 @@ Per-episode attributes (radius, speeds with ``randomize_attributes``) start from
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,7 +31,7 @@ from .kinematics.base import (
 )
 from .scenarios.base import RANDOM_RADIUS, RANDOM_SPEED
 
-__all__ = ["AgentTable", "build_agent_table", "ORCA_PARAMS"]
+__all__ = ["AgentTable", "build_agent_table", "check_learned_padding", "ORCA_PARAMS"]
 
 #: ORCA parameters a group sets per agent (the core's names).
 ORCA_PARAMS = ("neighbor_dist", "max_neighbors", "time_horizon", "time_horizon_obst")
@@ -145,7 +146,9 @@ def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: fl
     """The agent table of ``groups`` with the scenario's ``AGENT_DEFAULTS`` and ``CROWD_NOISE``.
 
     ``learned_padding`` (config key ``learned_orca_padding``): when not ``None``, the
-    ``orca_padding`` of every learned group with the safety layer, in place of its own.
+    ``orca_padding`` of every learned group with the safety layer, in place of its own. A
+    padding larger than the radius of the agents it pads is warned about
+    (:func:`check_learned_padding`).
 
     Raises:
         ValueError: On a group key its behaviour or its motion model refuses, naming
@@ -207,6 +210,10 @@ def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: fl
     base_max_speed = np.array(params["max_speed"], dtype=np.float64)
     rand = np.array(randomized, dtype=bool)
     lo_r, hi_r = RANDOM_RADIUS
+    if learned_padding is not None:
+        padded = (population == Population.LEARNED) & np.array(safe, dtype=bool)
+        check_learned_padding(learned_padding, np.where(rand, lo_r, base_radius)[padded],
+                              [names[g] for g in group[padded]])
     orca = {k: np.array(params[k]) for k in ORCA_PARAMS}
     orca["max_neighbors"] = orca["max_neighbors"].astype(np.int64)
     layers, masks = _visibility(groups, names, group, population)
@@ -227,6 +234,47 @@ def build_agent_table(groups: list[GroupConfig], defaults: dict, crowd_noise: fl
         radius_min=float(np.where(rand, lo_r, base_radius).min()),
         radius_max=float(np.where(rand, hi_r, base_radius).max()),
         speed_max=float(np.where(rand, RANDOM_SPEED[1], base_max_speed).max()))
+
+
+#: The margin warnings given so far (:func:`check_learned_padding` gives each once a process:
+#: a bench builds each entry's env several times, and libraries that reset the warning filters
+#: would repeat it).
+_WARNED: set[str] = set()
+
+
+def check_learned_padding(padding: float, radii: np.ndarray, groups: list[str]) -> bool:
+    """Warn when ``learned_orca_padding`` is larger than the radius of an agent it pads.
+
+    The rule: a ``UserWarning`` when ``padding`` exceeds the smallest radius of the learned
+    agents with the safety layer (the agents it pads; a ``randomize_attributes`` group counts
+    with the smallest radius it draws, 0.3 m). Their ORCA disc, radius + padding, is then more
+    than twice their body; the ORCA agents that avoid them keep off that disc too, which
+    usually deadlocks the crowd. A padding up to the radius is not warned about (the shipped
+    policies' 0.1 m is a third of CrowdNav's 0.3 m robot). Each warning is given once a
+    process.
+
+    Args:
+        padding: The padding, m.
+        radii: The radius of each padded agent, m.
+        groups: The name of each padded agent's group.
+
+    Returns:
+        Whether the padding is larger than a radius (warned now or earlier).
+    """
+    if len(radii) == 0:
+        return False
+    k = int(np.argmin(radii))
+    if not padding > radii[k]:
+        return False
+    message = (f"config key 'learned_orca_padding' is {padding:g} m, more than the radius "
+               f"{radii[k]:g} m of the learned agents of group {groups[k]!r}: their ORCA disc "
+               f"(radius + padding) is more than twice their body, and the ORCA agents that "
+               f"avoid them keep off it too, which usually deadlocks the crowd; a margin of at "
+               f"most the radius is expected (the shipped policies use 0.1 m)")
+    if message not in _WARNED:
+        _WARNED.add(message)
+        warnings.warn(message, UserWarning, stacklevel=4)
+    return True
 
 
 def _visibility(groups: list[GroupConfig], names: list[str], group: np.ndarray,

@@ -35,7 +35,8 @@ A file that cannot be written completely (a full disk; for a video also ffmpeg's
 and a truncated file) is one line naming it and what was kept, exit status 1, and nothing
 renamed into place (:class:`orca_env.files.WriteError`).
 ``--set key=value`` overrides a config key (dotted for sections: ``--set observation.range=6``;
-integers for list items: ``--set groups.0.count=32``; values are parsed as YAML).
+integers for list items: ``--set groups.0.count=32``; values are parsed as YAML); ``bench
+--set`` overrides it in every entry of the suite, after the suite's own ``set``.
 ``--print-hash`` prints the SHA-256 of ``metrics.json``. ``bench`` runs each policy on each
 entry of a suite through the same evaluation (:mod:`orca_env.evaluation.bench` documents the
 suite file and its seeds) and writes ``bench.json`` (canonical), ``bench.md`` and
@@ -64,6 +65,7 @@ when a command runs.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -398,9 +400,10 @@ def _bench_arguments(b: argparse.ArgumentParser) -> None:
         "  bench.json  entry -> policy -> metric -> mean and 95% interval (the metrics of\n"
         "              eval's metrics.json), and each policy's difference to pure ORCA (or\n"
         "              to the first policy), paired by seed; the same suite and policies give\n"
-        "              the same bytes\n"
-        "  bench.md    tables of success, collision, deadlock and timeout rates and of the\n"
-        "              paired differences\n"
+        "              the same bytes. Also the --set items and each policy's safety margin\n"
+        "              (learned_orca_padding) per entry, and where it came from\n"
+        "  bench.md    the same margins, then tables of success, collision, deadlock and\n"
+        "              timeout rates and of the paired differences\n"
         "  bench.png   the same rates with their intervals, policies side by side\n"
         "  entries/<entry>/<policy>/metrics.json, episodes.csv  each run, as eval writes them\n"
         "              (runs of an earlier bench into the same folder that this one does not\n"
@@ -414,6 +417,7 @@ def _bench_arguments(b: argparse.ArgumentParser) -> None:
         "  %(prog)s --policy old=runs/a/ppo --policy new=runs/b/ppo\n"
         "  %(prog)s --entries doorway,circle_nojitter --episodes 5 --out runs/bench_small\n"
         "  %(prog)s --tags deadlock,crush --quick\n"
+        "  %(prog)s --policy generalist --set learned_orca_padding=null --out runs/no_margin\n"
         "  %(prog)s my_suite.yaml --list")
     b.formatter_class = argparse.RawDescriptionHelpFormatter
     b.add_argument("suite", nargs="?", default="standard",
@@ -427,8 +431,8 @@ def _bench_arguments(b: argparse.ArgumentParser) -> None:
                         "file or run folder, "
                         "a shipped policy by name (generalist), or package.module:callable "
                         "(imported and called: pass only code you trust), as eval --policy, "
-                        "with the settings a trained model brings (its deploy margin too; a "
-                        "suite's set: {learned_orca_padding: null} runs without it). "
+                        "with the settings a trained model brings (its deploy margin too; "
+                        "--set learned_orca_padding=null runs without it). "
                         "Labelled by its folder's or file's name, or by NAME (letters, digits, "
                         "'.', '_', '-', starting with a letter or digit)")
     b.add_argument("--no-safety", dest="policies", action=_PolicyAction, const=False,
@@ -448,6 +452,12 @@ def _bench_arguments(b: argparse.ArgumentParser) -> None:
     b.add_argument("--tags", type=names, action="extend", default=[], metavar="TAGS",
                    help="run only the entries with these tags (comma-separated, repeatable; "
                         "with --entries: entries matching either)")
+    b.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key in every entry, after the suite's own set, as "
+                        "eval --set does (repeatable; dotted for sections, integers for list "
+                        "items: --set groups.0.count=32; values are YAML); recorded in "
+                        "bench.json and bench.md. --set learned_orca_padding=null runs the "
+                        "policies without the safety margin their deploy section brings")
     b.add_argument("--out", default=None,
                    help="output folder (default: runs/bench_<suite name>), created and checked "
                         "before the first episode")
@@ -471,6 +481,9 @@ def _bench_list(suite: Any) -> str:
     widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
     lines = [f"suite {suite.name} ({suite.path}): {len(suite.entries)} entries"
              + (f"; {suite.description}" if suite.description else "")]
+    if suite.extra_set:
+        lines.append("--set (every entry, after its set): "
+                     + ", ".join(f"{k}={json.dumps(v)}" for k, v in suite.extra_set.items()))
     lines += ["  ".join(s.ljust(w) for s, w in zip(r, widths, strict=True)).rstrip()
               for r in rows]
     return "\n".join(lines)
@@ -489,6 +502,7 @@ def _bench_run(args: argparse.Namespace) -> int:
         suite = suite.select(args.entries, args.tags, arg="--entries")
         suite = suite.with_episodes(QUICK_EPISODES if args.quick else args.episodes,
                                     arg="--episodes")
+        suite = suite.with_set(args.set)  # checked against every entry's config
         if args.list:
             print(_bench_list(suite))
             return 0

@@ -199,11 +199,20 @@ def load_yaml(source: str | os.PathLike) -> Any:
 
 
 def parse_yaml_value(text: str) -> Any:
-    """One YAML value from a string (command-line overrides), with :func:`load_yaml`'s rules."""
+    """One YAML value from a string (command-line overrides), with :func:`load_yaml`'s rules.
+
+    Raises:
+        ValueError: On invalid YAML, in one line: the problem and where in ``text`` it is.
+    """
     try:
         return yaml.load(text, Loader=_StrictLoader)  # noqa: S506  (a SafeLoader subclass)
     except yaml.YAMLError as exc:
-        raise ValueError(f"{_show(text)} is not a valid YAML value: {exc}") from exc
+        # One line (PyYAML's message draws the text and a caret over several).
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at character {mark.column + 1}" if mark is not None and "\n" not in text \
+            else ""
+        raise ValueError(f"{_show(text)} is not a valid YAML value: {problem}{where}") from exc
 
 
 def _max_threads() -> int:
@@ -522,7 +531,12 @@ class EnvConfig:
         "(its agents' ORCA radius is radius + this, for their own safety layer and for the "
         "ORCA agents that avoid them; collisions, observations and goals use the radius). "
         "None: each group's own orca_padding. A trained policy brings it with its deploy "
-        "section (a safety margin chosen for its weights), as it brings its action mode",
+        "section (a safety margin chosen for its weights), as it brings its action mode. "
+        "Negative or non-finite is an error; larger than the radius of an agent it pads (a "
+        "randomize_attributes group: the smallest radius drawn, 0.3 m) is a UserWarning when "
+        "the env is built: that agent's ORCA disc would be more than twice its body, which "
+        "the ORCA agents avoiding it keep off too, and such a margin usually deadlocks the "
+        "crowd",
         kind=float, minimum=0.0, maximum=MAX_LENGTH, optional=True)
     on_collision: str = _f("terminate", "terminate: a learned agent that collides terminates "
                            "and leaves the simulation (CrowdNav); continue: it keeps going and "

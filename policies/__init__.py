@@ -19,7 +19,8 @@ path; ``load_policy(model_path, env)`` is the default loader of :mod:`orca_env.e
 (``--policy run/model.zip`` uses it). ``load_policy.env_settings(model_path)``
 (:func:`env_settings`) gives the env config keys a model needs (its ``action`` mode and, for a
 model trained with the universal layout, its observation settings), which evaluation applies to
-the env so that the model runs on any config.
+the env so that the model runs on any config; ``load_policy.deploy_settings(model_path)``
+(:func:`deploy_settings`) the part of them its run config's ``deploy`` section gives.
 The shipped models live in ``trained/`` (package data).
 
 The sources sit in the repository's top-level ``policies/`` folder, installed as
@@ -42,8 +43,8 @@ from .rllib import is_rllib_run
 from .rllib import load as load_rllib
 from .sb3 import load as load_sb3
 
-__all__ = ["make_policy", "load_policy", "env_settings", "observation_settings", "TRAINED_DIR",
-           "SHIPPED_MODEL"]
+__all__ = ["make_policy", "load_policy", "env_settings", "deploy_settings",
+           "observation_settings", "TRAINED_DIR", "SHIPPED_MODEL"]
 
 #: Folder of the shipped trained policies (``train.py --ship`` writes ``<name>/`` here).
 TRAINED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "trained")
@@ -81,6 +82,23 @@ def load_policy(model_path: str, env: Any = None):
     return load_sb3(model_path, env=env)
 
 
+def _run_config(model_path: str | os.PathLike) -> tuple[str, dict] | None:
+    """The run's ``config.yaml`` path and mapping, or ``None`` when the run has none."""
+    path = os.fspath(model_path)
+    if is_rllib_run(path):
+        run_dir = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+        cfg_path = os.path.join(run_dir, CONFIG_FILE)
+        cfg_path = cfg_path if os.path.isfile(cfg_path) else None
+    else:
+        cfg_path = resolve_model(path)[1]
+    if cfg_path is None:
+        return None  # the loader itself says that config.yaml is missing
+    config = load_yaml(cfg_path) or {}
+    if not isinstance(config, dict):
+        raise ValueError(f"{cfg_path}: a training config must be a mapping")
+    return cfg_path, config
+
+
 def env_settings(model_path: str | os.PathLike) -> dict | None:
     """The env config keys a model needs from any env it acts in.
 
@@ -101,29 +119,41 @@ def env_settings(model_path: str | os.PathLike) -> dict | None:
         FileNotFoundError: If there is no model at ``model_path``.
         ValueError: If the run's ``config.yaml`` is not a mapping or its env config is invalid.
     """
-    path = os.fspath(model_path)
-    if is_rllib_run(path):
-        run_dir = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
-        cfg_path = os.path.join(run_dir, CONFIG_FILE)
-        cfg_path = cfg_path if os.path.isfile(cfg_path) else None
-    else:
-        cfg_path = resolve_model(path)[1]
-    if cfg_path is None:
-        return None  # the loader itself says that config.yaml is missing
-    config = load_yaml(cfg_path) or {}
-    if not isinstance(config, dict):
-        raise ValueError(f"{cfg_path}: a training config must be a mapping")
-    env = config.get("env")
+    found = _run_config(model_path)
+    if found is None:
+        return None
+    env = found[1].get("env")
     if not isinstance(env, dict):
         return None
     settings = policy_settings(env)
-    if config.get("deploy") is not None:  # what the policy runs with beyond its training env
-        try:
-            check_deploy(config["deploy"], env)
-        except ValueError as exc:
-            raise ValueError(f"{cfg_path}: {exc}") from None
-        settings.update(config["deploy"])
+    settings.update(deploy_settings(model_path) or {})
     return settings
+
+
+def deploy_settings(model_path: str | os.PathLike) -> dict | None:
+    """The run config's ``deploy`` section, checked: the part of :func:`env_settings` it gives.
+
+    ``orca-env bench`` reports with it where each policy's ``learned_orca_padding`` came from
+    (the deploy section, or the env config the model was trained with). ``None`` when the run
+    has no readable config or no ``deploy`` section.
+
+    Raises:
+        FileNotFoundError: If there is no model at ``model_path``.
+        ValueError: Naming the run's ``config.yaml``, on a deploy section
+            :func:`orca_env.training.config.check_deploy` refuses.
+    """
+    found = _run_config(model_path)
+    if found is None:
+        return None
+    cfg_path, config = found
+    env = config.get("env")
+    if config.get("deploy") is None or not isinstance(env, dict):
+        return None
+    try:  # what the policy runs with beyond its training env
+        check_deploy(config["deploy"], env)
+    except ValueError as exc:
+        raise ValueError(f"{cfg_path}: {exc}") from None
+    return dict(config["deploy"])
 
 
 def observation_settings(model_path: str | os.PathLike) -> dict | None:
@@ -148,3 +178,4 @@ def observation_settings(model_path: str | os.PathLike) -> dict | None:
 
 load_policy.env_settings = env_settings
 load_policy.observation_settings = observation_settings
+load_policy.deploy_settings = deploy_settings

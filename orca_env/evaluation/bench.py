@@ -37,6 +37,8 @@ Suite file
 
 ``set`` keys are config keys, dotted for sections (``observation.range``) and with integers for
 list items (``groups.0.count``), exactly as ``orca-env eval --set``; values are YAML values.
+:meth:`Suite.with_set` (``orca-env bench --set KEY=VALUE``) adds overrides to every entry, after
+the suite's and the entry's own ``set``, recorded as ``bench.json``'s ``extra_set``.
 
 Seed-independent entries
 ------------------------
@@ -91,18 +93,27 @@ safety layer: ``safety_layer=False`` sets ``safety_layer: false`` for every lear
 every entry (the action is the velocity itself), as the training comparison's "trained, no
 safety layer" column. Each policy is resolved against each entry's env before the first episode,
 so a model that cannot act in some entry (another observation shape) fails before any work.
+
+A trained policy brings its settings to every entry
+(:func:`~orca_env.evaluation.suite.policy_settings`: its action mode, observation settings and
+deploy keys, such as its safety margin ``learned_orca_padding``); the overrides (the suite's
+``set``, the entry's, ``--set``) win. ``bench.json``'s ``policies[].deploy`` says, for each
+deploy key (:data:`~orca_env.training.config.DEPLOY_KEYS`), what the policy brings and, per
+entry, the value it ran with and its source (:data:`DEPLOY_SOURCES`); ``bench.md`` says it
+under its first line.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
 import re
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -110,11 +121,12 @@ import numpy as np
 from gymnasium.utils import seeding
 
 from .. import __version__
-from ..config import apply_policy_settings, load_yaml
+from ..config import apply_policy_settings, load_config, load_yaml
 from ..configs import resolve
 from ..environment import OrcaEnv
 from ..files import atomic_path, atomic_write_text, remove_stale_temps
 from ..scenarios import SpawnError
+from ..training.config import DEPLOY_KEYS
 from .metrics import (
     METRICS,
     SOCIAL_METRICS,
@@ -127,7 +139,7 @@ from .metrics import (
     social_metric_definitions,
     write_csv,
 )
-from .overrides import config_overrides
+from .overrides import Override, config_overrides, parse_set_items
 from .plots import require_matplotlib
 from .social import DISCOMFORT_DISTANCE, PERSONAL_SPACE, check_personal_space
 from .suite import (
@@ -136,12 +148,14 @@ from .suite import (
     evaluate,
     is_named_policy,
     model_label,
+    policy_deploy,
     policy_settings,
     prepare_out_dir,
     resolve_policy,
 )
 
-__all__ = ["BENCH_FORMAT", "DEFAULT_SUITE", "HEADLINE", "SOCIAL_TABLE", "PROBE_STEPS", "LOOKS",
+__all__ = ["BENCH_FORMAT", "DEFAULT_SUITE", "HEADLINE", "SOCIAL_TABLE", "DEPLOY_SOURCES",
+           "PROBE_STEPS", "LOOKS",
            "ALPHA", "MARGIN", "GAIN", "GAIN_TAGS", "SuiteEntry", "Suite", "BenchPolicy",
            "load_suite", "seed_dependence", "episode_keys", "followup_plan", "run_bench",
            "decide_targets",
@@ -196,10 +210,15 @@ class SuiteEntry:
         seed_offset: Episode ``k`` uses seed ``suite.seed + seed_offset + k``.
         episodes: Number of episodes.
         set: The overrides as the suite writes them (suite-level first, then the entry's).
-        overrides: The same, as ``OrcaEnv(path, **overrides)`` takes them.
+        overrides: The same, and those of :meth:`Suite.with_set`, as ``OrcaEnv(path,
+            **overrides)`` takes them.
         description: Free text.
         seed_independent: Every seed gives the same episode: it runs once (see the module
             docstring).
+        set_items: Every override as ``(label, dotted key, value)``, in the order they apply:
+            the suite's ``set``, the entry's, then :meth:`Suite.with_set`'s.
+        origins: For each top-level config key the overrides set, where its last override came
+            from: ``"suite set"``, ``"entry set"`` or ``"--set"`` (:meth:`Suite.with_set`).
     """
 
     name: str
@@ -212,6 +231,8 @@ class SuiteEntry:
     overrides: dict = field(default_factory=dict)
     description: str = ""
     seed_independent: bool = False
+    set_items: tuple[Override, ...] = ()
+    origins: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -226,6 +247,8 @@ class Suite:
         description: Free text.
         followup_seeds: ``(first, last)``: the seeds of :func:`decide_targets`' follow-up
             episodes, or ``None`` (no follow-ups).
+        extra_set: The overrides :meth:`with_set` gave every entry, after the suite's and the
+            entry's own ``set`` (``orca-env bench --set``): ``{dotted key: value}``.
     """
 
     name: str
@@ -234,6 +257,7 @@ class Suite:
     path: str = ""
     description: str = ""
     followup_seeds: tuple[int, int] | None = None
+    extra_set: dict = field(default_factory=dict)
 
     def seeds(self, entry: SuiteEntry) -> list[int]:
         """The evaluation seeds of ``entry``'s episodes."""
@@ -289,6 +313,65 @@ class Suite:
         out = dataclasses.replace(self, entries=entries)
         _check_seeds(out, f"{arg} {episodes}")
         return out
+
+    def with_set(self, items: Sequence[str] | Mapping[str, Any], arg: str = "--set") -> Suite:
+        """The suite with ``items`` overriding config keys in every entry, after its own ``set``.
+
+        Applied to each entry's config exactly as ``orca-env eval --set`` applies them to its
+        config (:mod:`orca_env.evaluation.overrides`: dotted keys for sections, integers for
+        list items, YAML values): ``with_set(["learned_orca_padding=null"])`` runs every policy
+        without the safety margin its deploy section brings. Recorded in :attr:`extra_set`
+        (``bench.json``'s ``extra_set``) and in each entry's :attr:`SuiteEntry.origins`.
+
+        Args:
+            items: ``key=value`` strings (``orca-env bench --set``), or a mapping of dotted keys
+                to values.
+            arg: What the items are called in messages (``--set``).
+
+        Raises:
+            ValueError: Starting with the item (``--set 'key=value'``), on an item without
+                ``=``, a value that is not valid YAML, a key the env config does not have, a
+                value it refuses, or a list index out of range (then naming the entry).
+        """
+        if isinstance(items, Mapping):
+            triples = [(f"{arg} {k!r}", str(k), v) for k, v in items.items()]
+        else:
+            triples = parse_set_items(list(items), source=arg)
+        if not triples:
+            return self
+        entries = []
+        for e in self.entries:
+            where = f"(suite {self.name!r}, entry {e.name!r}, config {e.config!r})"
+            try:
+                # "set to 1 by an earlier set key or --set": the suite's or the command line's.
+                overrides = config_overrides(e.path, [*e.set_items, *triples],
+                                             source=f"set key or {arg}")
+            except ValueError as exc:  # its message starts with the item
+                raise ValueError(f"{exc} {where}") from None
+            _check_set_items(e, triples, arg)
+            origins = {**e.origins, **{key.split(".")[0]: arg for _, key, _ in triples}}
+            entries.append(dataclasses.replace(e, overrides=overrides, origins=origins,
+                                               set_items=(*e.set_items, *triples)))
+        extra = {**self.extra_set, **{key: value for _, key, value in triples}}
+        return dataclasses.replace(self, entries=tuple(entries), extra_set=extra)
+
+
+def _check_set_items(e: SuiteEntry, triples: list[Override], arg: str) -> None:
+    """Load ``e``'s env config with each of ``triples`` added in turn; name the first refused.
+
+    An unknown key or a bad value is reported as ``orca-env eval --set`` reports it, after the
+    item (``--set 'learned_orca_padding=-1': config key ...``).
+    """
+    try:
+        load_config(e.path, **e.overrides)
+    except (ValueError, FileNotFoundError):
+        return  # the entry's own config is at fault: the bench reports it, naming the entry
+    for k in range(1, len(triples) + 1):
+        try:
+            load_config(e.path, **config_overrides(e.path, [*e.set_items, *triples[:k]],
+                                                   source=f"set key or {arg}"))
+        except ValueError as exc:
+            raise ValueError(f"{triples[k - 1][0]}: {exc}") from None
 
 
 def _check_seeds(suite: Suite, where: str) -> None:
@@ -442,8 +525,11 @@ def load_suite(spec: str | os.PathLike = DEFAULT_SUITE) -> Suite:
         items = ([(f"{where}: set {k!r}", k, v) for k, v in suite_set.items()]
                  + [(f"{here}: set {k!r}", k, v) for k, v in entry_set.items()])
         overrides = config_overrides(cfg_path, items, source="set key")
+        origins = {**{k.split(".")[0]: "suite set" for k in suite_set},
+                   **{k.split(".")[0]: "entry set" for k in entry_set}}
         entries.append(SuiteEntry(ename, config, cfg_path, tag, offset, episodes,
-                                  {**suite_set, **entry_set}, overrides, desc, independent))
+                                  {**suite_set, **entry_set}, overrides, desc, independent,
+                                  tuple(items), origins))
     suite = Suite(name, seed, tuple(entries), path, description, followup)
     _check_seeds(suite, where)
     return suite
@@ -660,9 +746,45 @@ def _check_independence(suite: Suite, e: SuiteEntry, env: Any, here: str) -> str
     return ""
 
 
-def _prepare(suite: Suite, pols: list[BenchPolicy], labels: list[str]) -> list:
-    """Before any episode: every entry's env, its seed-independence, every policy against it."""
+#: Where an entry's deploy key (:data:`~orca_env.training.config.DEPLOY_KEYS`) came from, as
+#: ``bench.json`` records it, and as ``bench.md`` says it; ``--set`` is :meth:`Suite.with_set`.
+DEPLOY_SOURCES = {"deploy": "the policy's deploy section",
+                  "training": "the env config the policy was trained with",
+                  "suite set": "the suite's set", "entry set": "the entry's set",
+                  "--set": "--set", "config": "the entry's config file", "none": "nothing"}
+
+
+def _deploy_of(e: SuiteEntry, over: dict, brought: dict | None, deploy: dict | None,
+               cfg: Any) -> dict:
+    """``{key: {"value", "source"}}`` of each deploy key in one run (entry and policy).
+
+    ``over``: the run's overrides; ``brought``: the policy's settings; ``deploy``: its deploy
+    section; ``cfg``: the entry's env config without the policy's settings. Overrides win over
+    the policy, the policy over the config file (:func:`apply_policy_settings`).
+    """
+    out = {}
+    for key in DEPLOY_KEYS:
+        if key in e.overrides:
+            source = e.origins.get(key, "entry set")
+        elif brought and key in brought:
+            source = "deploy" if deploy and key in deploy else "training"
+        else:
+            source = "config" if getattr(cfg, key) is not None else "none"
+        value = over[key] if key in over else getattr(cfg, key)
+        out[key] = {"value": None if value is None else float(value), "source": source}
+    return out
+
+
+def _prepare(suite: Suite, pols: list[BenchPolicy], labels: list[str]) -> tuple[list, dict]:
+    """Before any episode: every entry's env, its seed-independence, every policy against it.
+
+    Returns the prepared entries and each policy's deploy keys (``bench.json``'s
+    ``policies[].deploy``).
+    """
     prepared = []
+    settings: dict[str, tuple] = {}  # spec -> (its settings, its deploy section)
+    deploys = {lab: {key: {"policy": None, "entries": {}} for key in DEPLOY_KEYS}
+               for lab in labels}
     for e in suite.entries:
         here = f"suite {suite.name!r}, entry {e.name!r} (config {e.config!r})"
         try:
@@ -676,8 +798,16 @@ def _prepare(suite: Suite, pols: list[BenchPolicy], labels: list[str]) -> list:
         for p, lab in zip(pols, labels, strict=True):
             # A model brings its action mode and (universal layout) observation settings to
             # every entry (as evaluate does for a policy given by name).
-            trained = policy_settings(p.spec)
+            if p.spec not in settings:
+                trained = policy_settings(p.spec)
+                settings[p.spec] = (trained, policy_deploy(p.spec) if trained else None)
+            trained, deploy = settings[p.spec]
             over = apply_policy_settings(e.overrides, trained)
+            for key, run in _deploy_of(e, over, trained, deploy,
+                                       env.config.entries()[0]).items():
+                deploys[lab][key]["entries"][e.name] = run
+                if trained and trained.get(key) is not None:
+                    deploys[lab][key]["policy"] = float(trained[key])
             if p.spec not in resolved:
                 try:
                     penv = env if not trained else \
@@ -698,7 +828,7 @@ def _prepare(suite: Suite, pols: list[BenchPolicy], labels: list[str]) -> list:
             info["seeds"] = [info["seeds"][0]] * 2
         env.close()
         prepared.append((e, info, runs, note))
-    return prepared
+    return prepared, deploys
 
 
 def _merge_runs(rep: dict, more: dict) -> dict:
@@ -733,7 +863,7 @@ class _Bench:
         self.t0 = time.perf_counter()
         _say(progress, f"[bench] suite {self.suite.name}: {len(self.suite.entries)} entries x "
                        f"{len(self.pols)} policies; checking configs and policies")
-        self.prepared = _prepare(self.suite, self.pols, self.labels)
+        self.prepared, self.deploys = _prepare(self.suite, self.pols, self.labels)
         self.reps: dict[str, dict[str, dict]] = {}
         self.followups: dict[str, list[int]] = {e.name: [] for e in self.suite.entries}
         self.policy_names: dict[str, str] = {}
@@ -835,8 +965,10 @@ class _Bench:
             "format": BENCH_FORMAT,
             "orca_env_version": __version__,
             "suite": {"name": suite.name, "description": suite.description, "seed": suite.seed},
+            "extra_set": dict(suite.extra_set),
             "policies": [{"label": lab, "policy": self.policy_names.get(lab, p.spec),
-                          "without_safety_layer": not p.safety_layer}
+                          "without_safety_layer": not p.safety_layer,
+                          "deploy": self.deploys[lab]}
                          for p, lab in zip(pols, labels, strict=True)],
             "entries": entries,
             "metrics": {k: {"unit": u, "definition": d} for k, (u, d) in
@@ -888,7 +1020,10 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
 
     Returns:
         The report: ``format``, ``orca_env_version``, ``suite`` (name, description, seed),
-        ``policies`` (label, spec's name, safety layer), ``entries`` (name, tag, config, set,
+        ``extra_set`` (the overrides of :meth:`Suite.with_set`, ``{}`` without),
+        ``policies`` (label, spec's name, safety layer, ``deploy``: ``{key: {"policy": what
+        the policy brings or None, "entries": {entry: {"value", "source"}}}}`` for each deploy
+        key, ``source`` a key of :data:`DEPLOY_SOURCES`), ``entries`` (name, tag, config, set,
         scenario, agents, step limit, episodes each policy ran, first and last seed,
         ``seed_independent``), ``metrics`` (unit and definition),
         ``results`` (``{entry: {policy label: {metric: aggregate}}}``, the aggregates of
@@ -1230,6 +1365,7 @@ def format_markdown(report: dict) -> str:
     if any(e.get("seed_independent") for e in report["entries"]):
         lines[0] += (" A seed-independent entry gives the same episode whatever the seed: it "
                      "ran once, and its values have no interval.")
+    lines += _deploy_markdown(report)
     lines += ["",
               "| entry | tag | agents (learned) | episodes | policy | " + " | ".join(heads) + " |",
               "|---|---|---:|---:|---|" + "---:|" * len(heads)]
@@ -1259,6 +1395,57 @@ def format_markdown(report: dict) -> str:
     lines += _targets_markdown(report)
     lines += _social_markdown(report)
     return "\n".join(lines) + "\n"
+
+
+def _show_value(value: Any) -> str:
+    """A ``--set`` value as YAML reads it back (``null``, ``true``, ``0.1``, ``"text"``)."""
+    return json.dumps(value)
+
+
+def _margin(value: float | None) -> str:
+    return "none" if value is None else f"{value:g} m"
+
+
+def _deploy_markdown(report: dict) -> list[str]:
+    """``bench.md``'s lines on the ``--set`` overrides and on each policy's deploy keys.
+
+    None for a report from before they were recorded.
+    """
+    lines = []
+    extra = report.get("extra_set") or {}
+    if extra:
+        lines += ["", "Every entry ran with --set " + ", ".join(
+            f"`{k}={_show_value(v)}`" for k, v in extra.items())
+            + " (after the suite's and the entry's own set)."]
+    pols = [p for p in report["policies"] if "deploy" in p]
+    keys = sorted({k for p in pols for k in p["deploy"]})
+    for key in keys:
+        lines += ["", f"`{key}` of each policy (the ORCA padding of its learned agents that act "
+                      f"with the safety layer; none: each group's own `orca_padding`), and "
+                      f"where it came from:", ""]
+        for p in pols:
+            d = p["deploy"].get(key)
+            if d is None:
+                continue
+            # Entries grouped by (value, source), in the suite's order.
+            groups: dict[tuple, list[str]] = {}
+            for name, run in d["entries"].items():
+                groups.setdefault((run["value"], run["source"]), []).append(name)
+            parts = []
+            for (value, source), names in groups.items():
+                text = _margin(value) + ("" if source == "none" else
+                                         f", from {DEPLOY_SOURCES.get(source, source)}")
+                if len(groups) > 1:
+                    text += f", on {', '.join(names)}"
+                parts.append(text)
+            line = f"- `{p['label']}`: " + "; ".join(parts)
+            if d.get("policy") is not None and any(s != "deploy" and s != "training"
+                                                   for _, s in groups):
+                line += f" (the policy brings {_margin(d['policy'])})"
+            if p.get("without_safety_layer") and any(v is not None for v, _ in groups):
+                line += " (no effect: it runs without the safety layer)"
+            lines.append(line)
+    return lines
 
 
 def _targets_markdown(report: dict) -> list[str]:

@@ -91,7 +91,8 @@ from .social import DISCOMFORT_DISTANCE, PERSONAL_SPACE, SocialRecorder, check_p
 __all__ = ["EVAL_SEED_BASE", "EVAL_SEEDS", "DEFAULT_LOADER", "REPORT_FORMAT", "Policy",
            "OrcaPolicy", "RandomPolicy", "eval_seeds", "is_eval_seed", "resolve_policy",
            "run_episode", "evaluate", "prepare_out_dir", "check_extras", "policy_observation",
-           "policy_settings", "shipped_policies", "NAMED_POLICIES", "is_named_policy"]
+           "policy_settings", "policy_deploy", "shipped_policies", "NAMED_POLICIES",
+           "is_named_policy"]
 
 #: First evaluation seed; episode k uses EVAL_SEED_BASE + k.
 EVAL_SEED_BASE = 10_000
@@ -291,6 +292,36 @@ def policy_settings(spec: Any, model: str | os.PathLike | None = None) -> dict |
     """
     if is_named_policy(spec, model):
         return _NAMED_SETTINGS.get(spec)
+    found = _loader_hook(spec, model, ("env_settings", "observation_settings"))
+    if found is None:
+        return None
+    name, settings = found
+    if name == "observation_settings":
+        return None if settings is None else {"observation": settings}
+    return settings
+
+
+def policy_deploy(spec: Any, model: str | os.PathLike | None = None) -> dict | None:
+    """The part of :func:`policy_settings` that the policy's ``deploy`` section gives.
+
+    From the loader's ``deploy_settings(model_path) -> dict | None`` hook (the default loader's
+    :func:`orca_env.policies.deploy_settings`: the run config's ``deploy`` section, e.g.
+    ``{"learned_orca_padding": 0.1}``). ``orca-env bench`` reports with it where a policy's
+    deploy keys came from: a key of :func:`policy_settings` that is not here comes from the env
+    config the model was trained with.
+
+    Returns:
+        The section, or ``None`` (no model, a loader without the hook, no ``deploy`` section).
+    """
+    if is_named_policy(spec, model):
+        return None
+    found = _loader_hook(spec, model, ("deploy_settings",))
+    return None if found is None else found[1]
+
+
+def _loader_hook(spec: Any, model: str | os.PathLike | None,
+                 names: tuple[str, ...]) -> tuple[str, dict | None] | None:
+    """``(name, hook(model))`` of the first of the loader's ``names`` hooks, or ``None``."""
     if not isinstance(spec, str) and model is None:
         return None
     if isinstance(spec, str) and model is None:
@@ -301,7 +332,7 @@ def policy_settings(spec: Any, model: str | os.PathLike | None = None) -> dict |
     if not os.path.exists(model):
         return None  # resolve_policy reports the missing model
     loader = _import_object(spec) if isinstance(spec, str) else spec
-    for name in ("env_settings", "observation_settings"):
+    for name in names:
         hook = getattr(loader, name, None)
         if callable(hook):
             break
@@ -311,9 +342,7 @@ def policy_settings(spec: Any, model: str | os.PathLike | None = None) -> dict |
     if settings is not None and not isinstance(settings, dict):
         raise ValueError(f"loader {spec!r}: {name} must return a mapping of config keys or "
                          f"None, got {type(settings).__name__}")
-    if name == "observation_settings":
-        return None if settings is None else {"observation": settings}
-    return settings
+    return name, settings
 
 
 def policy_observation(spec: Any, model: str | os.PathLike | None = None) -> dict | None:

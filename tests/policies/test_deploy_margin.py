@@ -7,12 +7,14 @@ or from its run config's ``deploy`` section, and explicit overrides still win.
 
 import os
 import shutil
+import warnings
 
 import numpy as np
 import pytest
 import yaml
 
 import orca_env
+from orca_env import agents
 from orca_env.config import apply_policy_settings, load_config, policy_settings
 from orca_env.training.config import TrainConfigError, check_deploy, load_train_config
 
@@ -48,10 +50,68 @@ def test_none_is_the_default_and_zero_is_a_margin_of_zero():
     assert np.allclose(_padding(zero), [0.0, 0.02, 0.03, 0.03, 0.03, 0.03])
 
 
-@pytest.mark.parametrize("value", [-0.1, "wide", float("nan")])
-def test_bad_values_name_the_key(value):
-    with pytest.raises(ValueError, match="learned_orca_padding"):
+@pytest.mark.parametrize("value, says", [(-0.1, "must be >= 0.0, got -0.1"),
+                                         ("wide", "must be a number, got 'wide'"),
+                                         (float("nan"), "must be finite, got nan"),
+                                         (float("inf"), "must be finite, got inf"),
+                                         (float("-inf"), "must be finite, got -inf")])
+def test_bad_values_name_the_key_and_the_value(value, says):
+    with pytest.raises(ValueError, match=f"config key 'learned_orca_padding' {says}"):
         load_config({"learned_orca_padding": value})
+
+
+ROBOT_03 = [{"name": "robot", "population": "learned", "count": 1, "radius": 0.3},
+            {"name": "humans", "population": "orca", "count": 4, "radius": 0.2}]
+
+
+@pytest.fixture(autouse=True)
+def fresh_warnings(monkeypatch):
+    """Each margin warning is given once a process: each test starts with none given."""
+    monkeypatch.setattr(agents, "_WARNED", set())
+
+
+def _margin_warnings(groups, padding):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        orca_env.parallel_env("circle", groups=groups, learned_orca_padding=padding)
+    return [str(w.message) for w in caught if "learned_orca_padding" in str(w.message)]
+
+
+def test_a_margin_wider_than_the_radius_is_warned_about():
+    # More than the radius: the ORCA disc more than twice the body.
+    said = _margin_warnings(ROBOT_03, 0.4)
+    assert said == ["config key 'learned_orca_padding' is 0.4 m, more than the radius 0.3 m of "
+                    "the learned agents of group 'robot': their ORCA disc (radius + padding) is "
+                    "more than twice their body, and the ORCA agents that avoid them keep off "
+                    "it too, which usually deadlocks the crowd; a margin of at most the radius "
+                    "is expected (the shipped policies use 0.1 m)"]
+    with pytest.warns(UserWarning, match="'learned_orca_padding' is 0.31 m, more than the radius"):
+        orca_env.parallel_env("circle", groups=ROBOT_03, learned_orca_padding=0.31)
+    # Up to the radius: no warning (the crowd's smaller radius does not matter).
+    for padding in (0.0, 0.1, 0.3):
+        assert _margin_warnings(ROBOT_03, padding) == [], padding
+    # Once a process: the env built again (a bench builds each entry's several times) is quiet.
+    assert _margin_warnings(ROBOT_03, 0.4) == []
+
+
+def test_the_margin_warning_takes_the_agents_it_pads():
+    small = [{"name": "big", "population": "learned", "count": 1, "radius": 0.5},
+             {"name": "small", "population": "learned", "count": 1, "radius": 0.15},
+             {"name": "bare", "population": "learned", "count": 1, "radius": 0.05,
+              "safety_layer": False},
+             {"name": "humans", "population": "orca", "count": 3, "radius": 0.05}]
+    # The smallest padded radius is 0.15 m: a learned group without the safety layer keeps its
+    # own padding, and the crowd is not padded.
+    assert _margin_warnings(small, 0.15) == []
+    (said,) = _margin_warnings(small, 0.2)
+    assert "more than the radius 0.15 m of the learned agents of group 'small'" in said
+    # randomize_attributes draws radii from 0.3 m.
+    drawn = [{"name": "drawn", "population": "learned", "count": 2,
+              "randomize_attributes": True}, {"population": "orca", "count": 3}]
+    assert _margin_warnings(drawn, 0.3) == []
+    (said,) = _margin_warnings(drawn, 0.35)
+    assert "radius 0.3 m of the learned agents of group 'drawn'" in said
+    assert _margin_warnings(ROBOT_03, None) == []
 
 
 def test_policy_settings_carry_it_and_explicit_keys_win():
@@ -107,6 +167,13 @@ def test_the_shipped_crowdnav_robot_brings_its_margin(tmp_path):
 
     shipped = os.path.join(TRAINED_DIR, "crowdnav")
     assert env_settings(shipped)["learned_orca_padding"] == 0.1
+    # The part the deploy section gives, for the bench's report of where a margin came from.
+    from orca_env.evaluation.suite import policy_deploy
+    from orca_env.policies import deploy_settings
+
+    assert deploy_settings(shipped) == {"learned_orca_padding": 0.1}
+    assert policy_deploy("crowdnav") == {"learned_orca_padding": 0.1}
+    assert policy_deploy("circle_ppo") is None and policy_deploy("orca") is None
     by_name = evaluate("crowdnav_square_invisible", "crowdnav", episodes=3)
     assert by_name["config"]["learned_orca_padding"] == 0.1
     from orca_env.evaluation.metrics import format_table
@@ -121,6 +188,7 @@ def test_the_shipped_crowdnav_robot_brings_its_margin(tmp_path):
     del cfg["deploy"]
     (run / "config.yaml").write_text(yaml.safe_dump(cfg))
     assert "learned_orca_padding" not in env_settings(str(run))
+    assert deploy_settings(str(run)) is None
     plain = evaluate("crowdnav_square_invisible", str(run), episodes=3)
     assert plain["config"]["learned_orca_padding"] is None
     assert "learned_orca_padding" not in format_table(plain)
