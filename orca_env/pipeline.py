@@ -245,7 +245,12 @@ class WorldBatch:
             np.repeat(self.offsets[w] - (np.cumsum(n_w) - n_w), n_w)
 
         def cat(arrays):
-            return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
+            first = arrays[0]
+            if len(arrays) == 1:
+                return first
+            if all(a is first for a in arrays):  # one array for every world: a shared table's
+                return np.tile(first, (len(arrays),) + (1,) * (first.ndim - 1))  # or constant
+            return np.concatenate(arrays)
 
         # The simulators' state into their slices, then each bound to its slice (an
         # episode's agent_state: agents not yet in its simulator, handed over here).
@@ -258,7 +263,13 @@ class WorldBatch:
         for b, ep, st in zip(worlds, episodes, pending, strict=True):
             self._bind(b, copy=False, num_agents=None if st is None else ep.table.size)
             ep.agent_state = None
-        tables = [ep.table for ep in episodes]
+        # Worlds resolved from one EnvConfig have equal tables and settings (WorldConfig builds
+        # both from it alone): the first episode's stand for all.
+        first = episodes[0]
+        c0 = getattr(getattr(first, "config", None), "config", None)
+        one_source = c0 is not None and len(episodes) > 1 and all(
+            getattr(getattr(ep, "config", None), "config", None) is c0 for ep in episodes)
+        tables = [ep.table for ep in episodes] if not one_source else [first.table] * len(episodes)
         for k in _SLOT_TABLE_I8 + _SLOT_TABLE_B + ("noise", "kin_param"):
             getattr(sl, k)[idx] = cat([getattr(t, k) for t in tables])
         for k in ("radius", "max_speed", "pref_speed", "goal_tol", "starts", "goals"):
@@ -274,9 +285,15 @@ class WorldBatch:
         rows = (w[:, None] * L + np.arange(L)).ravel()
         self.alive[rows] = True
         self.learned[rows] = cat([t.learned_slots for t in tables])
-        for (name, _), arr in zip(_SETTINGS, self._settings, strict=False):
-            arr[w] = [ep.settings[name] for ep in episodes]
-        self._settings.weights[w] = [ep.settings["weights"] for ep in episodes]
+        # An episode's settings are its config's, with or without guidance (WorldConfig.settings).
+        if one_source and all((ep.roadmap is None) == (first.roadmap is None) for ep in episodes):
+            for (name, _), arr in zip(_SETTINGS, self._settings, strict=False):
+                arr[w] = first.settings[name]
+            self._settings.weights[w] = first.settings["weights"]
+        else:
+            for (name, _), arr in zip(_SETTINGS, self._settings, strict=False):
+                arr[w] = [ep.settings[name] for ep in episodes]
+            self._settings.weights[w] = [ep.settings["weights"] for ep in episodes]
         for b, ep in zip(worlds, episodes, strict=True):
             if ep.settings["lidar_noise"] > 0.0:
                 self._settings.sensor_key[b] = _sensor_key(ep.rng)
