@@ -51,6 +51,7 @@ from .stages import (
     Work,
     WorldEpisode,
     concat_obstacles,
+    join_threads,
     run_worlds,
     run_worlds_entry,
 )
@@ -73,6 +74,9 @@ _SIM_STORAGE = {"pos": "pos", "vel": "vel", "pref": "pref", "radius": "orca_radi
                 "corrected": "corrected", "kd_order": "kd"}
 #: Chunks of worlds per thread in a multi-threaded kernel call (claimed as threads free up).
 CHUNKS_PER_THREAD = 8
+#: Atomic reads the Python thread spins for the pool's threads at the end of a kernel call
+#: (about 2-5 ms; then it waits on their futures).
+_JOIN_SPINS = 100_000
 #: Seconds the Python thread waits for the pool's threads to enter the kernel before side work.
 _START_WAIT = 0.0002
 #: Settings fields, per world: (name, dtype).
@@ -424,7 +428,7 @@ class WorldBatch:
         claims chunks itself. Which thread steps which world changes no result.
         """
         n = worlds.shape[0]
-        claim = np.array([0, max(n, 1)], dtype=np.int64)
+        claim = np.array([0, max(n, 1), 0], dtype=np.int64)
         kernel = run_worlds_entry(mode, worlds, *args, claim)
         if self._pool is None or n < 2:
             kernel(mode, worlds, *args, claim)
@@ -437,6 +441,7 @@ class WorldBatch:
             kernel(mode, worlds, *args, claim)
 
         futures = [self._pool.submit(task, e) for e in started]
+        joined = False
         try:
             side = self.side_work
             # Waiting hands the GIL over (the kernel releases it); a pool thread that no core
@@ -445,9 +450,15 @@ class WorldBatch:
                 while claim[0] < n and side():
                     pass
             kernel(mode, worlds, *args, claim)
+            # The pool's threads leave the kernel soon after this one: spin for them without
+            # the GIL (claim[2] counts the threads done) rather than sleep on their futures,
+            # whose wake-up costs 50-100 us a call on a VM. Waiting on the futures stays the
+            # fallback (and raises what a task raised).
+            joined = join_threads(claim, self._threads, _JOIN_SPINS)
         finally:
-            for f in futures:
-                f.result()
+            if not joined:
+                for f in futures:
+                    f.result()
 
     def step(self, act: np.ndarray, middle=None) -> StepResult:
         """One step of every world.
@@ -511,7 +522,7 @@ class WorldBatch:
         args = self._kernel_args(self._observe_rows(obs, sep),
                                  np.zeros(self.num_worlds, dtype=bool))
         if self._pool is None:
-            run_worlds(OBSERVE, w, *args, np.array([0, max(w.size, 1)], dtype=np.int64))
+            run_worlds(OBSERVE, w, *args, np.array([0, max(w.size, 1), 0], dtype=np.int64))
         else:  # shared by the threads, without side work
             side, self.side_work = self.side_work, None
             try:

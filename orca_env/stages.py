@@ -42,8 +42,8 @@ from .sensors import angular_bound, filter_sensed, lidar_observe, sensor_axes
 from .step import goals_and_stalls, outcomes, preferred_velocities
 
 __all__ = ["Slots", "Rows", "Settings", "Spec", "Work", "Obstacles", "WorldEpisode", "StepResult",
-           "concat_obstacles", "run_worlds", "run_worlds_entry", "BOTH", "PHASE_A", "PHASE_B",
-           "OBSERVE"]
+           "concat_obstacles", "run_worlds", "run_worlds_entry", "join_threads", "BOTH", "PHASE_A",
+           "PHASE_B", "OBSERVE"]
 
 #: Per-slot arrays, concatenated over worlds. The ``orca_*`` parameters, ``pos`` .. ``kd`` and
 #: the telemetry are the worlds' ``Simulator`` storage; ``radius`` is the agent's own (collisions,
@@ -222,6 +222,42 @@ def _claim(typingctx, claim):
     return types.int64(claim), codegen
 
 
+@intrinsic
+def _fetch_add(typingctx, arr, index, value):
+    """``arr[index] += value`` atomically (sequentially consistent); returns the old value.
+
+    ``arr``: int64 array; ``value`` 0 reads ``arr[index]`` atomically.
+    """
+    if not (isinstance(arr, types.Array) and arr.dtype == types.int64):
+        return None
+
+    def codegen(context, builder, sig, args):
+        ty = sig.args[0]
+        a = context.make_array(ty)(context, builder, value=args[0])
+        i = context.cast(builder, args[1], sig.args[1], types.intp)
+        ptr = cgutils.get_item_pointer(context, builder, ty, a, [i])
+        v = context.cast(builder, args[2], sig.args[2], types.int64)
+        return builder.atomic_rmw("add", ptr, v, "seq_cst")
+
+    return types.int64(arr, index, value), codegen
+
+
+@njit(cache=True, no_cfunc_wrapper=True, nogil=True)
+def join_threads(claim, expected, spins):
+    """Wait, without the GIL, until ``expected`` threads have finished a :func:`run_worlds` call.
+
+    ``claim[2]`` counts the threads that left the call (each adds 1 as its last write). Spins
+    at most ``spins`` atomic reads (each about 20-50 ns).
+
+    Returns:
+        Whether they all finished (False: the caller waits for them some other way).
+    """
+    for _ in range(spins):
+        if _fetch_add(claim, 2, 0) >= expected:
+            return True
+    return False
+
+
 # No function takes the bundles per world: numba increfs every array of a tuple passed to a
 # function (or inlined into one), which costs more than a small world's work. The world loop
 # (:func:`run_worlds`) slices each world's views from the bundles once and writes the phases
@@ -370,10 +406,11 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
 
     ``mode``: :data:`BOTH` (phase A then B), :data:`PHASE_A`, :data:`PHASE_B` (Python ran
     between them), or :data:`OBSERVE` (observations and clearances only, at reset). Releases
-    the GIL. ``claim`` ((2,) int64: worlds claimed so far, chunk size): the call steps chunks of
-    ``worlds`` claimed one after another by an atomic add on ``claim[0]``, so threads calling it
-    with the same ``claim`` share the worlds, each taking the next chunk as it finishes the last
-    (one thread alone: ``[0, len(worlds)]``). Worlds write disjoint slots, rows and scratch, so
+    the GIL. ``claim`` ((3,) int64: worlds claimed so far, chunk size, threads done): the call
+    steps chunks of ``worlds`` claimed one after another by an atomic add on ``claim[0]``, so
+    threads calling it with the same ``claim`` share the worlds, each taking the next chunk as it
+    finishes the last (one thread alone: ``[0, len(worlds), 0]``), and adds 1 to ``claim[2]``
+    as it returns (:func:`join_threads`). Worlds write disjoint slots, rows and scratch, so
     results do not depend on the number of threads nor on which thread stepped a world. The
     two phases are written out here, not as
     functions: a call would hand on several dozen arrays, which costs more than a small
@@ -591,6 +628,7 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
             rows.alive[r] = not (term[q] or trunc[q])
             any_alive = any_alive or rows.alive[r]
         world_done[b] = not any_alive
+    _fetch_add(claim, 2, 1)  # this thread is done: its writes come before (join_threads)
 
 
 #: The compiled ``run_worlds`` once resolved (see :func:`run_worlds_entry`).
@@ -608,7 +646,7 @@ def run_worlds_entry(*args: Any) -> Any:
     cache), later ones call the compiled entry point directly.
     """
     if not _RUN_WORLDS_ENTRY:
-        run_worlds(args[0], args[1][:0], *args[2:-1], np.zeros(2, dtype=np.int64))  # no world
+        run_worlds(args[0], args[1][:0], *args[2:-1], np.zeros(3, dtype=np.int64))  # no world
         sig = tuple(typeof(a) for a in args)
         _RUN_WORLDS_ENTRY.append(run_worlds.overloads[sig].entry_point)
     return _RUN_WORLDS_ENTRY[0]

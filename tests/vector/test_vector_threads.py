@@ -178,3 +178,38 @@ def test_hooks_and_few_worlds_threads_bit_identical(hook_scenario):
         two, s = _trace(config, worlds, 30, 2, max_steps=10, infos=True, **kw)
         _same(one, two)
         assert (s["adopted"] > 0) == (not kw and worlds > 1)  # one world: one thread
+
+
+def test_join_threads_counts_the_threads_done():
+    from orca_env.stages import join_threads
+
+    assert join_threads(np.array([5, 1, 2], dtype=np.int64), 2, 10)
+    assert not join_threads(np.array([5, 1, 1], dtype=np.int64), 2, 10)
+
+
+def test_a_failing_pool_thread_raises_instead_of_hanging(monkeypatch):
+    """The spin at the end of a two-thread call gives up; the task's error then surfaces."""
+    import threading
+
+    from orca_env import pipeline
+
+    v = OrcaVectorEnv("circle_dense", 8, seed=1, num_threads=2)
+    v.reset()
+    real = pipeline.run_worlds_entry
+    main = threading.main_thread()
+
+    def entry(*args):
+        kernel = real(*args)
+
+        def guarded(*a):
+            if threading.current_thread() is not main:
+                raise RuntimeError("pool thread failed")
+            return kernel(*a)
+
+        return guarded
+
+    monkeypatch.setattr(pipeline, "run_worlds_entry", entry)
+    monkeypatch.setattr(pipeline, "_JOIN_SPINS", 100)
+    with pytest.raises(RuntimeError, match="pool thread failed"):
+        v.step(np.zeros((v.num_envs, 2)))
+    v.close()
