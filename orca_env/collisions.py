@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-__all__ = ["agent_collisions", "agent_collisions_crowdnav", "obstacle_collisions"]
+__all__ = ["agent_collisions", "agent_collisions_crowdnav", "agent_collisions_into",
+           "agent_collisions_crowdnav_into", "grid_scratch_sizes", "obstacle_collisions"]
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
@@ -63,6 +64,17 @@ def agent_collisions(check, p0, p1, radii, active, tol, hit, tol_rel=0.0):
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
+def agent_collisions_into(check, p0, p1, radii, active, tol, hit, tol_rel, scratch):
+    """:func:`agent_collisions` with the grid's scratch given (the pipeline's: no allocation).
+
+    ``scratch``: ``(key (n,), start (4n + 65,), fill (4n + 64,), order (n,))`` int64 arrays
+    (:func:`grid_scratch_sizes`).
+    """
+    _collisions_into(check, p0, p1, p1, radii, active, tol, tol_rel, hit, scratch[0],
+                     scratch[1], scratch[2], scratch[3])
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
 def agent_collisions_crowdnav(check, p0, p1, v0, dt, radii, active, tol, hit, tol_rel=0.0):
     """CrowdNav's robot-human collision check, for the agents ``check`` against all active ones.
 
@@ -93,12 +105,41 @@ def agent_collisions_crowdnav(check, p0, p1, v0, dt, radii, active, tol, hit, to
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
+def agent_collisions_crowdnav_into(check, p0, p1, v0, dt, radii, active, tol, hit, tol_rel, q1,
+                                   scratch):
+    """:func:`agent_collisions_crowdnav` with its scratch given: ``q1`` (n, 2) float64 and the
+    grid's (:func:`agent_collisions_into`)."""
+    for j in range(p0.shape[0]):
+        q1[j, 0] = p0[j, 0] + v0[j, 0] * dt
+        q1[j, 1] = p0[j, 1] + v0[j, 1] * dt
+    _collisions_into(check, p0, p1, q1, radii, active, tol, tol_rel, hit, scratch[0],
+                     scratch[1], scratch[2], scratch[3])
+
+
+def grid_scratch_sizes(n: int) -> tuple:
+    """The lengths of the grid scratch of :func:`agent_collisions_into` for ``n`` agents."""
+    return n, 4 * n + 65, 4 * n + 64, n
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
 def _collisions(check, p0, p1, q1, radii, active, tol, tol_rel, hit):
+    """:func:`_collisions_into` with scratch of its own."""
+    n = p1.shape[0]
+    _collisions_into(check, p0, p1, q1, radii, active, tol, tol_rel, hit,
+                     np.empty(n, dtype=np.int64), np.empty(4 * n + 65, dtype=np.int64),
+                     np.empty(4 * n + 64, dtype=np.int64), np.empty(n, dtype=np.int64))
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
+def _collisions_into(check, p0, p1, q1, radii, active, tol, tol_rel, hit, key, start, fill,
+                     order):
     """Checked agent ``i`` moves ``p0[i] -> p1[i]``, every other agent ``j`` ``p0[j] -> q1[j]``.
 
     The grid bins the others by ``q1``; its cell is twice the largest radius plus the largest
     displacement of each kind, so a checked agent's end and the end of any agent it can touch
     lie in neighbouring cells. ``q1 is p1`` is the swept check of :func:`agent_collisions`.
+    Scratch: ``key``, ``order`` (n,), ``start`` (4n + 65,), ``fill`` (4n + 64,) int64 (the grid
+    has at most ``4 * na + 64`` cells).
     """
     n = p1.shape[0]
     max_r = 0.0
@@ -136,8 +177,10 @@ def _collisions(check, p0, p1, q1, radii, active, tol, tol_rel, hit):
         nx = int((x1 - x0) / cell) + 1
         ny = int((y1 - y0) / cell) + 1
     # Counting sort of the active agents by the cell of their end q1.
-    key = np.full(n, -1, dtype=np.int64)
-    start = np.zeros(nx * ny + 1, dtype=np.int64)
+    for i in range(n):
+        key[i] = -1
+    for c in range(nx * ny + 1):
+        start[c] = 0
     for i in range(n):
         if active[i]:
             cx = int((q1[i, 0] - x0) / cell)
@@ -146,8 +189,8 @@ def _collisions(check, p0, p1, q1, radii, active, tol, tol_rel, hit):
             start[key[i] + 1] += 1
     for c in range(nx * ny):
         start[c + 1] += start[c]
-    fill = start[:-1].copy()
-    order = np.empty(na, dtype=np.int64)
+    for c in range(nx * ny):
+        fill[c] = start[c]
     for i in range(n):
         if key[i] >= 0:
             order[fill[key[i]]] = i

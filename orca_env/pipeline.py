@@ -204,7 +204,7 @@ class WorldBatch:
 
     def _scratch(self, N: int) -> dict:
         """The stages' scratch fields of :class:`Work`: per slot (N) and per agent row."""
-        z, R, sp = np.zeros, self.alive.size, self._spec
+        z, R, sp, B = np.zeros, self.alive.size, self._spec, self.num_worlds
         kq, mq = max(sp.kk, 1), max(sp.mm, 1)
         return dict(
             pos0=z((N, 2)), vel0=z((N, 2)), active0=z(N, dtype=bool), leave=z(N, dtype=bool),
@@ -217,7 +217,11 @@ class WorldBatch:
             nbr_dsq=z((R, kq)), seg=z((R, mq), dtype=np.int64), seg_dsq=z((R, mq)),
             closest=z((R, mq, 2)), nbr0=z((R, 0), dtype=np.int64),
             seg0=z((R, 0), dtype=np.int64), closest0=z((R, 0, 2)),
-            obs=z((R, self.obs_size), dtype=np.float32), scan=z((R, sp.beams)))
+            obs=z((R, self.obs_size), dtype=np.float32), scan=z((R, sp.beams)),
+            # the swept collisions' grid (collisions.grid_scratch_sizes, per world)
+            c_key=z(N, dtype=np.int64), c_order=z(N, dtype=np.int64),
+            c_start=z(4 * N + 65 * B, dtype=np.int64), c_fill=z(4 * N + 64 * B, dtype=np.int64),
+            c_q1=z((N, 2)))
 
     def _world_slice(self, b: int) -> slice:
         return slice(int(self.offsets[b]), int(self.offsets[b + 1]))
@@ -564,7 +568,7 @@ class WorldBatch:
         obs, sep = np.zeros((1, 1), dtype=np.float32), np.zeros(1)
         args = (OBSERVE, b._all) + b._kernel_args(b._observe_rows(obs, sep),
                                                   np.zeros(1, dtype=bool)) + \
-            (np.zeros(2, dtype=np.int64),)
+            (np.zeros(3, dtype=np.int64),)
         b.close()
         return tuple(typeof(a) for a in args)
 

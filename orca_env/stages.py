@@ -21,7 +21,8 @@ from numba import njit, typeof, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .collisions import agent_collisions, agent_collisions_crowdnav, obstacle_collisions
+from .collisions import (agent_collisions_crowdnav_into, agent_collisions_into,
+                         obstacle_collisions)
 from .core import Simulator
 from .core.batch import query_world_neighbors, step_world
 from .core.obstacles import query_many as query_obstacles
@@ -92,7 +93,8 @@ Work = namedtuple("Work", ("nodes_begin", "nodes_end", "nodes_left", "nodes_righ
                            "q_trunc", "q_status", "q_path", "q_targets", "q_axes", "q_pts",
                            "q_weighted",
                            "nbr", "nbr_dsq", "seg", "seg_dsq", "closest", "nbr0", "seg0",
-                           "closest0", "obs", "scan"))
+                           "closest0", "obs", "scan", "c_key", "c_order", "c_start", "c_fill",
+                           "c_q1"))
 #: The worlds' ``Obstacles`` fields concatenated, with vertex and index-box offsets (B + 1,).
 Obstacles = namedtuple("Obstacles", ("points", "next_ids", "prev_ids", "unit_dirs", "convex",
                                      "seg_order", "seg_boxes", "off", "box_off"))
@@ -518,11 +520,14 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
             for q in range(nl):
                 hit_a[q] = False
                 hit_w[q] = False
+            grid = (w.c_key[a0:a1], w.c_start[4 * a0 + 65 * b:4 * a1 + 65 * (b + 1)],
+                    w.c_fill[4 * a0 + 64 * b:4 * a1 + 64 * (b + 1)], w.c_order[a0:a1])
             if crowdnav_collisions:
-                agent_collisions_crowdnav(live, pos0, pos, vel0, dt, radius, active0, tol,
-                                          hit_a, tol_rel)
+                agent_collisions_crowdnav_into(live, pos0, pos, vel0, dt, radius, active0, tol,
+                                               hit_a, tol_rel, w.c_q1[a0:a1], grid)
             else:
-                agent_collisions(live, pos0, pos, radius, active0, tol, hit_a, tol_rel)
+                agent_collisions_into(live, pos0, pos, radius, active0, tol, hit_a, tol_rel,
+                                      grid)
             if ob[0].shape[0] > 0:
                 obstacle_collisions(live, pos0, pos, radius, ob[0], ob[1], tol, hit_w, tol_rel)
             timeout_wins = step_count[b] >= st.last_step[b] and st.timeout_first[b]
