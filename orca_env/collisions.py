@@ -107,8 +107,10 @@ def agent_collisions_crowdnav(check, p0, p1, v0, dt, radii, active, tol, hit, to
 @njit(cache=True, no_cfunc_wrapper=True)
 def agent_collisions_crowdnav_into(check, p0, p1, v0, dt, radii, active, tol, hit, tol_rel, q1,
                                    scratch):
-    """:func:`agent_collisions_crowdnav` with its scratch given: ``q1`` (n, 2) float64 and the
-    grid's (:func:`agent_collisions_into`)."""
+    """:func:`agent_collisions_crowdnav` with its scratch given.
+
+    ``q1``: (n, 2) float64; ``scratch``: the grid's (:func:`agent_collisions_into`).
+    """
     for j in range(p0.shape[0]):
         q1[j, 0] = p0[j, 0] + v0[j, 0] * dt
         q1[j, 1] = p0[j, 1] + v0[j, 1] * dt

@@ -63,7 +63,7 @@ def _env_kernels() -> list:
     from .core import discgrid  # noqa: PLC0415
     from .core.simulator import core_kernels  # noqa: PLC0415
     from .pipeline import WorldBatch  # noqa: PLC0415
-    from .stages import join_threads, run_worlds  # noqa: PLC0415
+    from .stages import run_worlds, wait_threads  # noqa: PLC0415
 
     f8, i8, b1 = nt.float64, nt.int64, nt.boolean
 
@@ -74,7 +74,7 @@ def _env_kernels() -> list:
     F1r, F2r = arr(f8, 1, True), arr(f8, 2, True)  # WorldBatch's read-only properties
     return core_kernels(step=False) + [
         (run_worlds, WorldBatch.kernel_types()),
-        (join_threads, (I1, i8, i8)),  # two or more threads: the end of a kernel call
+        (wait_threads, (I1, i8, i8, i8)),  # two or more threads: a kernel call's start, end
         (step.clip_actions, (F2, b1)),
         (_first_overlap, (F2, F1, f8, f8)),  # the start check of small worlds
         # the scenarios' placement (core.discgrid.DiscGrid)

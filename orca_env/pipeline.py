@@ -27,7 +27,6 @@ core's queries see the pipeline's state.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -51,9 +50,9 @@ from .stages import (
     Work,
     WorldEpisode,
     concat_obstacles,
-    join_threads,
     run_worlds,
     run_worlds_entry,
+    wait_threads,
 )
 
 __all__ = ["WorldBatch", "WorldEpisode", "StepResult"]
@@ -77,8 +76,9 @@ CHUNKS_PER_THREAD = 8
 #: Atomic reads the Python thread spins for the pool's threads at the end of a kernel call
 #: (about 2-5 ms; then it waits on their futures).
 _JOIN_SPINS = 100_000
-#: Seconds the Python thread waits for the pool's threads to enter the kernel before side work.
-_START_WAIT = 0.0002
+#: Atomic reads the Python thread spins for the pool's threads to enter the kernel before side
+#: work (about 0.2-0.5 ms: a woken thread takes 50-100 us here).
+_START_SPINS = 10_000
 #: Settings fields, per world: (name, dtype).
 _SETTINGS = (("time_step", np.float64), ("last_step", np.int64), ("timeout_first", np.bool_),
              ("crowdnav_collisions", np.bool_), ("tol", np.float64), ("tol_rel", np.float64),
@@ -427,30 +427,27 @@ class WorldBatch:
         chunks (:data:`CHUNKS_PER_THREAD` per thread), each claiming the next chunk as it
         finishes the last (``run_worlds``' ``claim``), so a thread slowed by other work steps
         fewer worlds. Once the pool's threads are in the kernel (entering it takes the GIL;
-        if they have not within :data:`_START_WAIT`, there is no side work this call), this
+        if they have not within :data:`_START_SPINS` reads, there is no side work this call), this
         thread calls :attr:`side_work` while chunks are left unclaimed and it has work, then
         claims chunks itself. Which thread steps which world changes no result.
         """
         n = worlds.shape[0]
-        claim = np.array([0, max(n, 1), 0], dtype=np.int64)
+        claim = np.array([0, max(n, 1), 0, 0], dtype=np.int64)
         kernel = run_worlds_entry(mode, worlds, *args, claim)
         if self._pool is None or n < 2:
             kernel(mode, worlds, *args, claim)
             return
         claim[1] = max(1, -(-n // (self._threads * CHUNKS_PER_THREAD)))
-        started = [threading.Event() for _ in range(self._threads - 1)]
-
-        def task(event):
-            event.set()
-            kernel(mode, worlds, *args, claim)
-
-        futures = [self._pool.submit(task, e) for e in started]
+        others = self._threads - 1
+        futures = [self._pool.submit(kernel, mode, worlds, *args, claim) for _ in range(others)]
         joined = False
         try:
             side = self.side_work
-            # Waiting hands the GIL over (the kernel releases it); a pool thread that no core
-            # runs soon (a loaded machine) is not waited for: no side work this call.
-            if side is not None and all(e.wait(_START_WAIT) for e in started):
+            # Side work holds the GIL, which a pool thread needs to enter the kernel (where it
+            # releases it): wait, without the GIL, until they are in (claim[3] counts them);
+            # a pool thread that no core runs soon (a loaded machine) is not waited for: no
+            # side work this call.
+            if side is not None and wait_threads(claim, 3, others, _START_SPINS):
                 while claim[0] < n and side():
                     pass
             kernel(mode, worlds, *args, claim)
@@ -458,7 +455,7 @@ class WorldBatch:
             # the GIL (claim[2] counts the threads done) rather than sleep on their futures,
             # whose wake-up costs 50-100 us a call on a VM. Waiting on the futures stays the
             # fallback (and raises what a task raised).
-            joined = join_threads(claim, self._threads, _JOIN_SPINS)
+            joined = wait_threads(claim, 2, self._threads, _JOIN_SPINS)
         finally:
             if not joined:
                 for f in futures:
@@ -526,7 +523,7 @@ class WorldBatch:
         args = self._kernel_args(self._observe_rows(obs, sep),
                                  np.zeros(self.num_worlds, dtype=bool))
         if self._pool is None:
-            run_worlds(OBSERVE, w, *args, np.array([0, max(w.size, 1), 0], dtype=np.int64))
+            run_worlds(OBSERVE, w, *args, np.array([0, max(w.size, 1), 0, 0], dtype=np.int64))
         else:  # shared by the threads, without side work
             side, self.side_work = self.side_work, None
             try:
@@ -568,7 +565,7 @@ class WorldBatch:
         obs, sep = np.zeros((1, 1), dtype=np.float32), np.zeros(1)
         args = (OBSERVE, b._all) + b._kernel_args(b._observe_rows(obs, sep),
                                                   np.zeros(1, dtype=bool)) + \
-            (np.zeros(3, dtype=np.int64),)
+            (np.zeros(4, dtype=np.int64),)
         b.close()
         return tuple(typeof(a) for a in args)
 

@@ -22,8 +22,14 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .kdtree import (DIRECT_MAX, AgentTree, build_agent_tree, partition_active, query_many,
-                     query_many_direct)
+from .kdtree import (
+    DIRECT_MAX,
+    AgentTree,
+    build_agent_tree,
+    partition_active,
+    query_many,
+    query_many_direct,
+)
 from .kernels import AgentParams, StepOutput, _compute_block, apply_velocities
 from .obstacles import Obstacles
 

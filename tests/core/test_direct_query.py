@@ -4,8 +4,13 @@ import numpy as np
 import pytest
 
 from orca_env.core.batch import query_world_neighbors
-from orca_env.core.kdtree import (DIRECT_MAX, build_agent_tree, partition_active, query_many,
-                                  query_many_direct)
+from orca_env.core.kdtree import (
+    DIRECT_MAX,
+    build_agent_tree,
+    partition_active,
+    query_many,
+    query_many_direct,
+)
 
 
 def tree_query(pos, active, kd, range_sq, k, slots):

@@ -162,14 +162,16 @@ def test_a_run_config_with_a_bad_deploy_section_is_refused(tmp_path):
 
 def test_the_shipped_crowdnav_robot_brings_its_margin(tmp_path):
     pytest.importorskip("stable_baselines3")
-    from orca_env.evaluation import evaluate
     from orca_env.policies import TRAINED_DIR, env_settings
+
+    from orca_env.evaluation import evaluate
 
     shipped = os.path.join(TRAINED_DIR, "crowdnav")
     assert env_settings(shipped)["learned_orca_padding"] == 0.1
     # The part the deploy section gives, for the bench's report of where a margin came from.
-    from orca_env.evaluation.suite import policy_deploy
     from orca_env.policies import deploy_settings
+
+    from orca_env.evaluation.suite import policy_deploy
 
     assert deploy_settings(shipped) == {"learned_orca_padding": 0.1}
     assert policy_deploy("crowdnav") == {"learned_orca_padding": 0.1}
