@@ -30,7 +30,7 @@ SHIPPED = {"generalist": "velocity", "generalist_residual": "residual",
 both = pytest.mark.parametrize("name", sorted(SHIPPED))
 #: Shipped name -> the safety margin of its deploy section (chosen after training, on the
 #: validation suites; the residual generalist has none).
-DEPLOY = {"generalist": 0.1, "generalist_residual": None, "generalist_sarl": 0.1}
+DEPLOY = {"generalist": 0.1, "generalist_residual": 0.1, "generalist_sarl": 0.1}
 SETTINGS = {"layout": "universal", "frame": "goal", "num_agents": 6, "num_obstacles": 4}
 #: Shipped name -> the observation settings it carries (the generalist observes the time).
 OBSERVATION = {"generalist": dict(SETTINGS, time=True), "generalist_residual": SETTINGS,
