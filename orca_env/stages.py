@@ -409,11 +409,11 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
     ``mode``: :data:`BOTH` (phase A then B), :data:`PHASE_A`, :data:`PHASE_B` (Python ran
     between them), or :data:`OBSERVE` (observations and clearances only, at reset). Releases
     the GIL. ``claim`` ((4,) int64: worlds claimed so far, chunk size, threads done, threads
-    in): the call
-    steps chunks of ``worlds`` claimed one after another by an atomic add on ``claim[0]``, so
-    threads calling it with the same ``claim`` share the worlds, each taking the next chunk as it
-    finishes the last (one thread alone: ``[0, len(worlds), 0, 0]``); it adds 1 to ``claim[3]``
-    as it starts and to ``claim[2]`` as it returns (:func:`wait_threads`). Worlds write
+    in): the call steps chunks of ``worlds`` claimed one after another by an atomic add on
+    ``claim[0]``, so threads calling it with the same ``claim`` share the worlds, each taking
+    the next chunk as it finishes the last (one thread alone: ``[0, len(worlds), 0, 0]``); it
+    adds 1 to ``claim[3]`` as it starts and to ``claim[2]`` as it returns
+    (:func:`wait_threads`). Worlds write
     disjoint slots, rows and scratch, so results do not depend on the number of threads nor on
     which thread stepped a world. The two phases are written out here, not as functions: a call
     would hand on several dozen arrays, which costs more than a small world's work.
