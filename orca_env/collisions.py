@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 __all__ = ["agent_collisions", "agent_collisions_crowdnav", "agent_collisions_into",
-           "agent_collisions_crowdnav_into", "grid_scratch_sizes", "obstacle_collisions"]
+           "agent_collisions_crowdnav_into", "obstacle_collisions"]
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
@@ -68,7 +68,7 @@ def agent_collisions_into(check, p0, p1, radii, active, tol, hit, tol_rel, scrat
     """:func:`agent_collisions` with the grid's scratch given (the pipeline's: no allocation).
 
     ``scratch``: ``(key (n,), start (4n + 65,), fill (4n + 64,), order (n,))`` int64 arrays
-    (:func:`grid_scratch_sizes`).
+    (:func:`_collisions_into`).
     """
     _collisions_into(check, p0, p1, p1, radii, active, tol, tol_rel, hit, scratch[0],
                      scratch[1], scratch[2], scratch[3])
@@ -116,11 +116,6 @@ def agent_collisions_crowdnav_into(check, p0, p1, v0, dt, radii, active, tol, hi
         q1[j, 1] = p0[j, 1] + v0[j, 1] * dt
     _collisions_into(check, p0, p1, q1, radii, active, tol, tol_rel, hit, scratch[0],
                      scratch[1], scratch[2], scratch[3])
-
-
-def grid_scratch_sizes(n: int) -> tuple:
-    """The lengths of the grid scratch of :func:`agent_collisions_into` for ``n`` agents."""
-    return n, 4 * n + 65, 4 * n + 64, n
 
 
 @njit(cache=True, no_cfunc_wrapper=True)

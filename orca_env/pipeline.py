@@ -218,7 +218,7 @@ class WorldBatch:
             closest=z((R, mq, 2)), nbr0=z((R, 0), dtype=np.int64),
             seg0=z((R, 0), dtype=np.int64), closest0=z((R, 0, 2)),
             obs=z((R, self.obs_size), dtype=np.float32), scan=z((R, sp.beams)),
-            # the swept collisions' grid (collisions.grid_scratch_sizes, per world)
+            # the swept collisions' grid: per world key, order (n), start (4n + 65), fill (4n + 64)
             c_key=z(N, dtype=np.int64), c_order=z(N, dtype=np.int64),
             c_start=z(4 * N + 65 * B, dtype=np.int64), c_fill=z(4 * N + 64 * B, dtype=np.int64),
             c_q1=z((N, 2)))
