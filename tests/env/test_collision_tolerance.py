@@ -186,3 +186,32 @@ def test_relative_tolerance_turns_small_overlaps_into_contacts():
     s, lo = strict["aggregate"], loose["aggregate"]
     assert lo["collision_rate"]["mean"] < s["collision_rate"]["mean"]
     assert lo["contact_rate"]["mean"] > lo["collision_rate"]["mean"]  # touched, not collided
+
+
+def test_the_pipelines_scratch_variants_give_the_same_hits():
+    """agent_collisions_into / _crowdnav_into (the batch's scratch) against the allocating ones,
+    on random crowds with inactive agents, scratch reused dirty from call to call."""
+    from orca_env.collisions import agent_collisions_crowdnav_into, agent_collisions_into
+
+    rng = np.random.default_rng(3)
+    hits = 0
+    for n in (1, 2, 5, 16, 40):
+        grid = (np.full(n, 7), np.full(4 * n + 65, 7), np.full(4 * n + 64, 7), np.full(n, 7))
+        q1 = np.full((n, 2), 7.0)
+        for _ in range(20):
+            p0 = rng.uniform(-3, 3, (n, 2))
+            p1 = p0 + rng.normal(0, 0.3, (n, 2))
+            v0 = rng.normal(0, 1, (n, 2))
+            radii = rng.uniform(0.2, 0.5, n)
+            active = rng.random(n) > 0.2
+            check = np.flatnonzero(active).astype(np.int64)
+            want, got = np.zeros(check.size, bool), np.ones(check.size, bool)
+            agent_collisions(check, p0, p1, radii, active, 0.01, want, 0.1)
+            agent_collisions_into(check, p0, p1, radii, active, 0.01, got, 0.1, grid)
+            hits += int(want.sum())
+            np.testing.assert_array_equal(got, want)
+            agent_collisions_crowdnav(check, p0, p1, v0, 0.25, radii, active, 0.0, want, 0.0)
+            agent_collisions_crowdnav_into(check, p0, p1, v0, 0.25, radii, active, 0.0, got, 0.0,
+                                           q1, grid)
+            np.testing.assert_array_equal(got, want)
+    assert hits > 20  # the crowds did collide
