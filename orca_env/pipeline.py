@@ -294,14 +294,11 @@ class WorldBatch:
         self.alive[rows] = True
         self.learned[rows] = cat([t.learned_slots for t in tables])
         # An episode's settings are its config's, with or without guidance (WorldConfig.settings).
-        if one_source and all((ep.roadmap is None) == (first.roadmap is None) for ep in episodes):
-            for (name, _), arr in zip(_SETTINGS, self._settings, strict=False):
-                arr[w] = first.settings[name]
-            self._settings.weights[w] = first.settings["weights"]
-        else:
-            for (name, _), arr in zip(_SETTINGS, self._settings, strict=False):
-                arr[w] = [ep.settings[name] for ep in episodes]
-            self._settings.weights[w] = [ep.settings["weights"] for ep in episodes]
+        same = one_source and all((ep.roadmap is None) == (first.roadmap is None)
+                                  for ep in episodes)
+        for name in [n for n, _ in _SETTINGS] + ["weights"]:
+            getattr(self._settings, name)[w] = first.settings[name] if same else \
+                [ep.settings[name] for ep in episodes]
         for b, ep in zip(worlds, episodes, strict=True):
             if ep.settings["lidar_noise"] > 0.0:
                 self._settings.sensor_key[b] = _sensor_key(ep.rng)

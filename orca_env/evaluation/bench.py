@@ -1409,7 +1409,7 @@ def _margin(value: float | None) -> str:
 def _deploy_markdown(report: dict) -> list[str]:
     """``bench.md``'s lines on the ``--set`` overrides and on each policy's deploy keys.
 
-    None for a report from before they were recorded.
+    Nothing for a report from before they were recorded.
     """
     lines = []
     extra = report.get("extra_set") or {}
