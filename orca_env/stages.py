@@ -203,27 +203,6 @@ def _unmanaged(typingctx, x):
 
 
 @intrinsic
-def _claim(typingctx, claim):
-    """The next chunk of worlds: ``claim[0] += claim[1]`` atomically; returns the old ``claim[0]``.
-
-    ``claim``: (2,) int64 (worlds claimed so far, shared by the threads of one call; chunk size).
-    """
-    if not (isinstance(claim, types.Array) and claim.dtype == types.int64):
-        return None
-
-    def codegen(context, builder, sig, args):
-        ty = sig.args[0]
-        arr = context.make_array(ty)(context, builder, value=args[0])
-        first = cgutils.get_item_pointer(context, builder, ty, arr,
-                                         [context.get_constant(types.intp, 0)])
-        second = cgutils.get_item_pointer(context, builder, ty, arr,
-                                          [context.get_constant(types.intp, 1)])
-        return builder.atomic_rmw("add", first, builder.load(second), "seq_cst")
-
-    return types.int64(claim), codegen
-
-
-@intrinsic
 def _fetch_add(typingctx, arr, index, value):
     """``arr[index] += value`` atomically (sequentially consistent); returns the old value.
 
@@ -429,7 +408,7 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
     j = j_end = 0
     while True:
         if j == j_end:  # the next chunk (threads share ``claim``)
-            j = _claim(claim)
+            j = _fetch_add(claim, 0, claim[1])  # the next chunk: claim[0] += chunk size
             if j >= n_worlds:
                 break
             j_end = min(j + claim[1], n_worlds)
