@@ -63,7 +63,7 @@ def _env_kernels() -> list:
     from .core import discgrid  # noqa: PLC0415
     from .core.simulator import core_kernels  # noqa: PLC0415
     from .pipeline import WorldBatch  # noqa: PLC0415
-    from .stages import run_worlds, wait_threads  # noqa: PLC0415
+    from .stages import await_job, await_workers, hand_off, run_worlds, wait_threads  # noqa: PLC0415
 
     f8, i8, b1 = nt.float64, nt.int64, nt.boolean
 
@@ -75,6 +75,9 @@ def _env_kernels() -> list:
     return core_kernels(step=False) + [
         (run_worlds, WorldBatch.kernel_types()),
         (wait_threads, (I1, i8, i8, i8)),  # two or more threads: a kernel call's start, end
+        (hand_off, (I1, i8, I1, i8, i8)),  # the pool's hand-offs (pipeline.Workers)
+        (await_job, (I1, i8, i8, i8)),
+        (await_workers, (I1, i8, i8)),
         (step.clip_actions, (F2, b1)),
         (_first_overlap, (F2, F1, f8, f8)),  # the start check of small worlds
         # the scenarios' placement (core.discgrid.DiscGrid)

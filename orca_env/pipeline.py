@@ -27,8 +27,9 @@ core's queries see the pipeline's state.
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -49,10 +50,12 @@ from .stages import (
     StepResult,
     Work,
     WorldEpisode,
+    await_job,
+    await_workers,
     concat_obstacles,
+    hand_off,
     run_worlds,
     run_worlds_entry,
-    wait_threads,
 )
 
 __all__ = ["WorldBatch", "WorldEpisode", "StepResult"]
@@ -73,12 +76,18 @@ _SIM_STORAGE = {"pos": "pos", "vel": "vel", "pref": "pref", "radius": "orca_radi
                 "corrected": "corrected", "kd_order": "kd"}
 #: Chunks of worlds per thread in a multi-threaded kernel call (claimed as threads free up).
 CHUNKS_PER_THREAD = 8
+# Spins are counted in atomic reads of a line no other core writes: about 5 ns each on a 2-core
+# Xeon VM (measured), more where another core writes it.
 #: Atomic reads the Python thread spins for the pool's threads at the end of a kernel call
-#: (about 2-5 ms; then it waits on their futures).
+#: (about 0.5-2 ms; then it sleeps until they are done).
 _JOIN_SPINS = 100_000
-#: Atomic reads the Python thread spins for the pool's threads to enter the kernel before side
-#: work (about 0.2-0.5 ms: a woken thread takes 50-100 us here).
+#: Atomic reads the Python thread spins for the pool's threads to enter the kernel (about
+#: 0.05-0.2 ms: a spinning worker takes a few microseconds, a sleeping one 50-100 us here).
 _START_SPINS = 10_000
+#: Atomic reads a pool thread spins for the next job before it sleeps (about 2-5 ms: the
+#: Python between two kernel calls takes 0.1-0.5 ms in the env's step, more where a policy
+#: runs between the steps).
+_IDLE_SPINS = 400_000
 #: Settings fields, per world: (name, dtype).
 _SETTINGS = (("time_step", np.float64), ("last_step", np.int64), ("timeout_first", np.bool_),
              ("crowdnav_collisions", np.bool_), ("tol", np.float64), ("tol_rel", np.float64),
@@ -88,6 +97,112 @@ _SETTINGS = (("time_step", np.float64), ("last_step", np.int64), ("timeout_first
              ("noisy", np.bool_), ("straight", np.bool_), ("nonholonomic", np.bool_),
              ("lidar_range", np.float64), ("lidar_noise", np.float64), ("lidar_fov", np.float64),
              ("nbr_cos", np.float64), ("occlusion", np.bool_))
+
+
+class Workers:
+    """The threads that step worlds beside the Python thread (``num_threads - 1`` of them).
+
+    Each job is one :func:`~orca_env.stages.run_worlds` call that every worker makes with the
+    Python thread (they share its worlds through its ``claim``). Between jobs a worker spins
+    without the GIL for :data:`_IDLE_SPINS` reads of the control array, then sleeps on a
+    condition: a job published while it spins starts in microseconds, where waking a sleeping
+    thread costs 50-100 us a call on a VM (a pool of futures paid that twice per call: the
+    submit's wake-up and the thread's). The Python thread publishes a job and waits, itself
+    without the GIL, until the workers entered the call (:func:`~orca_env.stages.hand_off`),
+    and at the end until they are back waiting (:func:`~orca_env.stages.await_workers`), so
+    that neither side's Python waits for the GIL the other holds. A worker that raised hands
+    its error to the Python thread, which raises it after the call.
+    """
+
+    def __init__(self, count: int) -> None:
+        self.count = int(count)
+        self.ctrl = np.zeros(2 + self.count, dtype=np.int64)
+        self._job: tuple = (0, None, ())
+        self._cv = threading.Condition()
+        self._sleeping = 0
+        self._waiting = False
+        self._errors: list[BaseException] = []
+        self._start()
+
+    def _start(self) -> None:
+        self._pid = os.getpid()
+        self._threads = [threading.Thread(target=self._run, args=(k, int(self.ctrl[0])), daemon=True,
+                                          name=f"orca-env-worker-{k}")
+                         for k in range(self.count)]
+        for t in self._threads:
+            t.start()
+
+    def _run(self, k: int, done: int) -> None:
+        while True:
+            if not await_job(self.ctrl, k, done, _IDLE_SPINS):
+                with self._cv:
+                    self._sleeping += 1
+                    while self.ctrl[0] <= done:
+                        self._cv.wait()
+                    self._sleeping -= 1
+            job, fn, args = self._job  # stored before ctrl[0] was raised to its number
+            if fn is None:
+                self.ctrl[2 + k] = job
+                return
+            try:
+                fn(*args)
+            except BaseException as e:  # noqa: BLE001 (raised on the Python thread)
+                self._errors.append(e)
+            done = job
+            if self._waiting:
+                with self._cv:
+                    self.ctrl[2 + k] = done
+                    self._cv.notify_all()
+
+    def run(self, fn: Any, args: tuple, claim: np.ndarray, main: Any = None) -> None:
+        """``fn(*args)`` on every worker and ``main()`` (this thread's share) beside them.
+
+        ``claim`` is the call's claim array (its ``claim[3]`` counts the threads in the call).
+        Returns once every worker is done; raises what a worker raised.
+        """
+        if self._pid != os.getpid():  # a forked child: the parent's threads are not here
+            self.ctrl[2:] = self.ctrl[0]
+            self._cv, self._sleeping, self._waiting = threading.Condition(), 0, False
+            self._start()
+        job = self._job[0] + 1
+        self._job = (job, fn, args)
+        if self._sleeping:
+            with self._cv:
+                self.ctrl[0] = job
+                self._cv.notify_all()
+        entered = hand_off(self.ctrl, job, claim, self.count, _START_SPINS)
+        if not entered:  # a worker asleep (or a lost wake-up): wake them
+            with self._cv:
+                self._cv.notify_all()
+        try:
+            if main is not None:
+                main(entered)
+        finally:
+            self._join(job)
+        if self._errors:
+            raise self._errors.pop(0)
+
+    def _join(self, job: int) -> None:
+        if await_workers(self.ctrl, job, _JOIN_SPINS):
+            return
+        with self._cv:  # a worker no core runs soon (a loaded machine): sleep until it is done
+            self._waiting = True
+            try:
+                while not await_workers(self.ctrl, job, 1):
+                    self._cv.notify_all()
+                    self._cv.wait(0.01)
+            finally:
+                self._waiting = False
+
+    def close(self) -> None:
+        """Stop the threads (each finishes its job first)."""
+        job = self._job[0] + 1
+        self._job = (job, None, ())
+        with self._cv:
+            self.ctrl[0] = job
+            self._cv.notify_all()
+        for t in self._threads:
+            t.join(timeout=5.0)
 
 
 class WorldBatch:
@@ -135,7 +250,7 @@ class WorldBatch:
         self.extra_obs = np.zeros((B * L, self._spec.n_extra))
         self.extra_terms = np.zeros((B * L, self.num_terms - len(TERMS)))
         self._threads = max(1, min(int(num_threads), B))
-        self._pool = ThreadPoolExecutor(self._threads - 1) if self._threads > 1 else None
+        self._pool = Workers(self._threads - 1) if self._threads > 1 else None
         #: ``side_work()``: one unit of Python work for this thread while the pool's threads
         #: step worlds (:meth:`_call`); returns False when it has none. It must not touch
         #: the batch's arrays, which the kernel is writing (the vector env draws episodes
@@ -435,28 +550,18 @@ class WorldBatch:
             kernel(mode, worlds, *args, claim)
             return
         claim[1] = max(1, -(-n // (self._threads * CHUNKS_PER_THREAD)))
-        others = self._threads - 1
-        futures = [self._pool.submit(kernel, mode, worlds, *args, claim) for _ in range(others)]
-        joined = False
-        try:
-            side = self.side_work
-            # Side work holds the GIL, which a pool thread needs to enter the kernel (where it
-            # releases it): wait, without the GIL, until they are in (claim[3] counts them);
-            # a pool thread that no core runs soon (a loaded machine) is not waited for: no
-            # side work this call.
-            if side is not None and wait_threads(claim, 3, others, _START_SPINS):
+        call = (mode, worlds, *args, claim)
+        side = self.side_work
+
+        def share(entered: bool) -> None:
+            # Side work holds the GIL, which a worker needs to enter the kernel: only once
+            # they are in (a worker that no core runs soon, on a loaded machine: no side work).
+            if side is not None and entered:
                 while claim[0] < n and side():
                     pass
-            kernel(mode, worlds, *args, claim)
-            # The pool's threads leave the kernel soon after this one: spin for them without
-            # the GIL (claim[2] counts the threads done) rather than sleep on their futures,
-            # whose wake-up costs 50-100 us a call on a VM. Waiting on the futures stays the
-            # fallback (and raises what a task raised).
-            joined = wait_threads(claim, 2, self._threads, _JOIN_SPINS)
-        finally:
-            if not joined:
-                for f in futures:
-                    f.result()
+            kernel(*call)
+
+        self._pool.run(kernel, call, claim, share)
 
     def step(self, act: np.ndarray, middle=None) -> StepResult:
         """One step of every world.
@@ -755,7 +860,7 @@ class WorldBatch:
         # Pickling copies the simulators' arrays apart from the batch's: bind them again.
         self.__dict__.update(state)
         if self._threads > 1:
-            self._pool = ThreadPoolExecutor(self._threads - 1)
+            self._pool = Workers(self._threads - 1)
         for b, ep in enumerate(self.episodes):
             if ep is not None:
                 self._bind(b)
@@ -763,7 +868,7 @@ class WorldBatch:
     def close(self) -> None:
         """Stop the thread pool."""
         if self._pool is not None:
-            self._pool.shutdown()
+            self._pool.close()
             self._pool = None
 
 

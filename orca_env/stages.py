@@ -42,7 +42,8 @@ from .sensors import angular_bound, filter_sensed, lidar_observe, sensor_axes
 from .step import goals_and_stalls, outcomes, preferred_velocities
 
 __all__ = ["Slots", "Rows", "Settings", "Spec", "Work", "Obstacles", "WorldEpisode", "StepResult",
-           "concat_obstacles", "run_worlds", "run_worlds_entry", "wait_threads", "BOTH", "PHASE_A",
+           "concat_obstacles", "run_worlds", "run_worlds_entry", "wait_threads",
+           "hand_off", "await_job", "await_workers", "BOTH", "PHASE_A",
            "PHASE_B", "OBSERVE"]
 
 #: Per-slot arrays, concatenated over worlds. The ``orca_*`` parameters, ``pos`` .. ``kd`` and
@@ -235,6 +236,54 @@ def wait_threads(claim, field, expected, spins):
     """
     for _ in range(spins):
         if _fetch_add(claim, field, 0) >= expected:
+            return True
+    return False
+
+
+# The pool's hand-offs (:class:`orca_env.pipeline.Workers`): ``ctrl`` is the pool's (2 + W,)
+# int64 control array: ``ctrl[0]`` the number of the last job published, ``ctrl[2 + k]`` the
+# last job worker ``k`` finished (it is back waiting). They spin without the GIL, so that the
+# other side's Python (a worker reading its job, the Python thread going on after a call) runs
+# while this side holds no lock it needs: a thread woken from a sleep takes 50-100 us on a VM.
+
+
+@njit(cache=True, no_cfunc_wrapper=True, nogil=True)
+def hand_off(ctrl, job, claim, others, spins):
+    """Publish job ``job`` (``ctrl[0] = job``) and wait until ``others`` threads entered its call.
+
+    The Python thread calls it with the job's arguments already stored where the workers read
+    them. Returns whether they entered within ``spins`` atomic reads (:func:`wait_threads`).
+    """
+    _fetch_add(ctrl, 0, job - _fetch_add(ctrl, 0, 0))  # the only writer of ctrl[0]
+    return wait_threads(claim, 3, others, spins)
+
+
+@njit(cache=True, no_cfunc_wrapper=True, nogil=True)
+def await_job(ctrl, k, done, spins):
+    """Worker ``k``: mark job ``done`` finished, then wait for a later job (``ctrl[0] > done``).
+
+    Returns whether one was published within ``spins`` atomic reads.
+    """
+    _fetch_add(ctrl, 2 + k, done - _fetch_add(ctrl, 2 + k, 0))  # the only writer of its slot
+    for _ in range(spins):
+        if _fetch_add(ctrl, 0, 0) > done:
+            return True
+    return False
+
+
+@njit(cache=True, no_cfunc_wrapper=True, nogil=True)
+def await_workers(ctrl, job, spins):
+    """Wait until every worker finished job ``job`` (``ctrl[2:] >= job``).
+
+    Returns whether they did within ``spins`` rounds of atomic reads.
+    """
+    for _ in range(spins):
+        idle = True
+        for k in range(2, ctrl.shape[0]):
+            if _fetch_add(ctrl, k, 0) < job:
+                idle = False
+                break
+        if idle:
             return True
     return False
 

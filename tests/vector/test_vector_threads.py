@@ -214,3 +214,68 @@ def test_a_failing_pool_thread_raises_instead_of_hanging(monkeypatch):
     with pytest.raises(RuntimeError, match="pool thread failed"):
         v.step(np.zeros((v.num_envs, 2)))
     v.close()
+
+
+def test_workers_that_fell_asleep_wake_for_the_next_call(monkeypatch):
+    """Workers sleep once they spun out; a call then wakes them, and nothing else changes."""
+    import time
+
+    from orca_env import pipeline
+
+    one, _ = _trace("circle_dense", 6, 12, 1, max_steps=8)
+    monkeypatch.setattr(pipeline, "_IDLE_SPINS", 1)  # every worker sleeps between calls
+    monkeypatch.setattr(pipeline, "_START_SPINS", 1)  # and the Python thread does not wait
+
+    slept = []
+    run = pipeline.Workers.run
+
+    def counting(self, *args):
+        deadline = time.monotonic() + 2.0
+        while self._sleeping < self.count and time.monotonic() < deadline:
+            time.sleep(0.001)  # let the worker reach its condition
+        slept.append(self._sleeping)
+        return run(self, *args)
+
+    monkeypatch.setattr(pipeline.Workers, "run", counting)
+    two, _ = _trace("circle_dense", 6, 12, 2, max_steps=8)
+    _same(one, two)
+    assert slept and all(s == 1 for s in slept)
+
+
+def test_closing_stops_the_workers():
+    v = OrcaVectorEnv("circle_dense", 4, seed=0, num_threads=2)
+    v.reset()
+    v.step(np.zeros((v.num_envs, 2)))
+    threads = list(v._batch._pool._threads)
+    assert len(threads) == 1 and all(t.is_alive() for t in threads)
+    v.close()
+    for t in threads:
+        t.join(timeout=5.0)
+    assert not any(t.is_alive() for t in threads)
+
+
+def _step_in_child(v, actions, q):
+    for a in actions:
+        obs = v.step(a)[0]
+    q.put(obs.tobytes())
+
+
+def test_a_forked_copy_of_a_threaded_env_starts_its_own_workers():
+    """A fork keeps the env but not its worker threads: the child's steps must not hang."""
+    import multiprocessing as mp
+
+    v = OrcaVectorEnv("circle_dense", 6, seed=2, num_threads=2)
+    v.reset()
+    v.step(np.zeros((v.num_envs, 2)))  # the workers have run a job before the fork
+    actions = np.random.default_rng(0).uniform(-1, 1, (5, v.num_envs, 2))
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    child = ctx.Process(target=_step_in_child, args=(v, actions, q))
+    child.start()
+    got = q.get(timeout=120)
+    child.join(timeout=30)
+    assert child.exitcode == 0
+    for a in actions:
+        obs = v.step(a)[0]
+    assert got == obs.tobytes()
+    v.close()
