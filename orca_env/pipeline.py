@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -126,7 +127,8 @@ class Workers:
 
     def _start(self) -> None:
         self._pid = os.getpid()
-        self._threads = [threading.Thread(target=self._run, args=(k, int(self.ctrl[0])), daemon=True,
+        start = int(self.ctrl[0])
+        self._threads = [threading.Thread(target=self._run, args=(k, start), daemon=True,
                                           name=f"orca-env-worker-{k}")
                          for k in range(self.count)]
         for t in self._threads:
@@ -179,6 +181,9 @@ class Workers:
                 main(entered)
         finally:
             self._join(job)
+            # Every worker is done with it: the call's arrays are not held past the call (no
+            # worker reads the job again before the next one replaces it).
+            self._job = (job, _no_job, ())
         if self._errors:
             raise self._errors.pop(0)
 
@@ -203,6 +208,17 @@ class Workers:
             self._cv.notify_all()
         for t in self._threads:
             t.join(timeout=5.0)
+
+
+def _no_job() -> None:
+    """What :attr:`Workers._job` holds between calls."""
+
+
+def _workers(batch: WorldBatch, count: int) -> Workers:
+    """A pool for ``batch``, closed when the batch is collected (its threads hold the pool)."""
+    pool = Workers(count)
+    weakref.finalize(batch, pool.close)
+    return pool
 
 
 class WorldBatch:
@@ -250,7 +266,7 @@ class WorldBatch:
         self.extra_obs = np.zeros((B * L, self._spec.n_extra))
         self.extra_terms = np.zeros((B * L, self.num_terms - len(TERMS)))
         self._threads = max(1, min(int(num_threads), B))
-        self._pool = Workers(self._threads - 1) if self._threads > 1 else None
+        self._pool = _workers(self, self._threads - 1) if self._threads > 1 else None
         #: ``side_work()``: one unit of Python work for this thread while the pool's threads
         #: step worlds (:meth:`_call`); returns False when it has none. It must not touch
         #: the batch's arrays, which the kernel is writing (the vector env draws episodes
@@ -860,7 +876,7 @@ class WorldBatch:
         # Pickling copies the simulators' arrays apart from the batch's: bind them again.
         self.__dict__.update(state)
         if self._threads > 1:
-            self._pool = Workers(self._threads - 1)
+            self._pool = _workers(self, self._threads - 1)
         for b, ep in enumerate(self.episodes):
             if ep is not None:
                 self._bind(b)

@@ -279,3 +279,22 @@ def test_a_forked_copy_of_a_threaded_env_starts_its_own_workers():
         obs = v.step(a)[0]
     assert got == obs.tobytes()
     v.close()
+
+
+def test_a_batch_dropped_without_close_stops_its_workers(monkeypatch):
+    """The workers hold their pool, not the batch: collecting the batch stops them.
+
+    (Gymnasium's ``VectorEnv.__del__`` closes the env, and so the batch; here it does not.)
+    """
+    import gc
+
+    monkeypatch.setattr(OrcaVectorEnv, "close_extras", lambda self, **kw: None)
+    v = OrcaVectorEnv("circle_dense", 4, seed=0, num_threads=2)
+    v.reset()
+    v.step(np.zeros((v.num_envs, 2)))
+    threads = list(v._batch._pool._threads)
+    del v
+    gc.collect()
+    for t in threads:
+        t.join(timeout=5.0)
+    assert not any(t.is_alive() for t in threads)
