@@ -89,6 +89,10 @@ _START_SPINS = 10_000
 #: Python between two kernel calls takes 0.1-0.5 ms in the env's step, more where a policy
 #: runs between the steps).
 _IDLE_SPINS = 400_000
+#: Calls the pool's threads sleep right after their job once a spinning one came late (its
+#: core was busy with other work: spinning would take the core from that work and from this
+#: process's Python thread); then they try spinning again.
+_BUSY_CALLS = 64
 #: Settings fields, per world: (name, dtype).
 _SETTINGS = (("time_step", np.float64), ("last_step", np.int64), ("timeout_first", np.bool_),
              ("crowdnav_collisions", np.bool_), ("tol", np.float64), ("tol_rel", np.float64),
@@ -108,16 +112,21 @@ class Workers:
     without the GIL for :data:`_IDLE_SPINS` reads of the control array, then sleeps on a
     condition: a job published while it spins starts in microseconds, where waking a sleeping
     thread costs 50-100 us a call on a VM (a pool of futures paid that twice per call: the
-    submit's wake-up and the thread's). The Python thread publishes a job and waits, itself
-    without the GIL, until the workers entered the call (:func:`~orca_env.stages.hand_off`),
-    and at the end until they are back waiting (:func:`~orca_env.stages.await_workers`), so
-    that neither side's Python waits for the GIL the other holds. A worker that raised hands
+    submit's wake-up and the thread's). A worker that spins but comes late has no free core;
+    the workers then do not spin for a while (:meth:`_adapt`). The Python thread publishes a
+    job and waits, itself without the GIL, until the workers entered the call
+    (:func:`~orca_env.stages.hand_off`), and at the end until they are back waiting
+    (:func:`~orca_env.stages.await_workers`), so that neither side's Python waits for the GIL
+    the other holds. A worker that raised hands
     its error to the Python thread, which raises it after the call.
     """
 
     def __init__(self, count: int) -> None:
         self.count = int(count)
+        #: [last job published, the workers' spin budget (reads), last job done per worker]
         self.ctrl = np.zeros(2 + self.count, dtype=np.int64)
+        self.ctrl[1] = _IDLE_SPINS
+        self._busy = 0  # calls left with the spin budget at 0
         self._job: tuple = (0, None, ())
         self._cv = threading.Condition()
         self._sleeping = 0
@@ -136,7 +145,7 @@ class Workers:
 
     def _run(self, k: int, done: int) -> None:
         while True:
-            if not await_job(self.ctrl, k, done, _IDLE_SPINS):
+            if not await_job(self.ctrl, k, done, int(self.ctrl[1])):
                 with self._cv:
                     self._sleeping += 1
                     while self.ctrl[0] <= done:
@@ -168,7 +177,8 @@ class Workers:
             self._start()
         job = self._job[0] + 1
         self._job = (job, fn, args)
-        if self._sleeping:
+        asleep = self._sleeping
+        if asleep:
             with self._cv:
                 self.ctrl[0] = job
                 self._cv.notify_all()
@@ -176,6 +186,7 @@ class Workers:
         if not entered:  # a worker asleep (or a lost wake-up): wake them
             with self._cv:
                 self._cv.notify_all()
+        self._adapt(entered or asleep > 0)
         try:
             if main is not None:
                 main(entered)
@@ -186,6 +197,22 @@ class Workers:
             self._job = (job, _no_job, ())
         if self._errors:
             raise self._errors.pop(0)
+
+    def _adapt(self, on_time: bool) -> None:
+        """The workers' spin budget after a hand-off (``on_time``: no spinning worker was late).
+
+        A worker that spins but comes late had no core: other work holds one, and spinning
+        costs more than it saves (measured at 64 and 256 worlds with one other job: two threads
+        0.65x one thread with the spins, 0.9-1.2x without). The workers then sleep right after
+        each job for :data:`_BUSY_CALLS` calls, and try spinning again.
+        """
+        if self.ctrl[1] == 0:
+            self._busy -= 1
+            if self._busy <= 0:
+                self.ctrl[1] = _IDLE_SPINS
+        elif not on_time:
+            self.ctrl[1] = 0
+            self._busy = _BUSY_CALLS
 
     def _join(self, job: int) -> None:
         if await_workers(self.ctrl, job, _JOIN_SPINS):

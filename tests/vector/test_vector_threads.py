@@ -298,3 +298,23 @@ def test_a_batch_dropped_without_close_stops_its_workers(monkeypatch):
     for t in threads:
         t.join(timeout=5.0)
     assert not any(t.is_alive() for t in threads)
+
+
+def test_workers_stop_spinning_for_a_while_once_one_came_late():
+    """A spinning worker that came late had no free core: spinning is dropped, then retried."""
+    from orca_env import pipeline
+
+    pool = pipeline.Workers(1)
+    try:
+        assert pool.ctrl[1] == pipeline._IDLE_SPINS
+        pool._adapt(True)
+        assert pool.ctrl[1] == pipeline._IDLE_SPINS  # on time: spinning stays
+        pool._adapt(False)
+        assert pool.ctrl[1] == 0
+        for _ in range(pipeline._BUSY_CALLS - 1):
+            pool._adapt(True)
+            assert pool.ctrl[1] == 0
+        pool._adapt(True)
+        assert pool.ctrl[1] == pipeline._IDLE_SPINS
+    finally:
+        pool.close()
