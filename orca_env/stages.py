@@ -241,10 +241,12 @@ def wait_threads(claim, field, expected, spins):
 
 
 # The pool's hand-offs (:class:`orca_env.pipeline.Workers`): ``ctrl`` is the pool's (2 + W,)
-# int64 control array: ``ctrl[0]`` the number of the last job published, ``ctrl[2 + k]`` the
-# last job worker ``k`` finished (it is back waiting). They spin without the GIL, so that the
-# other side's Python (a worker reading its job, the Python thread going on after a call) runs
-# while this side holds no lock it needs: a thread woken from a sleep takes 50-100 us on a VM.
+# int64 control array: ``ctrl[0]`` the number of the last job published (written by the
+# Python thread only), ``ctrl[1]`` the workers' spin budget, ``ctrl[2 + k]`` the last job
+# worker ``k`` finished (written by that worker only: it is back waiting). They spin without
+# the GIL, so that the other side's Python (a worker reading its job, the Python thread going
+# on after a call) runs while this side holds no lock it needs: a thread woken from a sleep
+# takes 50-100 us on a VM.
 
 
 @njit(cache=True, no_cfunc_wrapper=True, nogil=True)
@@ -254,7 +256,7 @@ def hand_off(ctrl, job, claim, others, spins):
     The Python thread calls it with the job's arguments already stored where the workers read
     them. Returns whether they entered within ``spins`` atomic reads (:func:`wait_threads`).
     """
-    _fetch_add(ctrl, 0, job - _fetch_add(ctrl, 0, 0))  # the only writer of ctrl[0]
+    _fetch_add(ctrl, 0, job - _fetch_add(ctrl, 0, 0))  # ctrl[0] = job, atomically
     return wait_threads(claim, 3, others, spins)
 
 
@@ -264,7 +266,7 @@ def await_job(ctrl, k, done, spins):
 
     Returns whether one was published within ``spins`` atomic reads.
     """
-    _fetch_add(ctrl, 2 + k, done - _fetch_add(ctrl, 2 + k, 0))  # the only writer of its slot
+    _fetch_add(ctrl, 2 + k, done - _fetch_add(ctrl, 2 + k, 0))  # ctrl[2 + k] = done
     for _ in range(spins):
         if _fetch_add(ctrl, 0, 0) > done:
             return True
