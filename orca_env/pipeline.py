@@ -117,8 +117,8 @@ class Workers:
     job and waits, itself without the GIL, until the workers entered the call
     (:func:`~orca_env.stages.hand_off`), and at the end until they are back waiting
     (:func:`~orca_env.stages.await_workers`), so that neither side's Python waits for the GIL
-    the other holds. A worker that raised hands
-    its error to the Python thread, which raises it after the call.
+    the other holds. A worker that raised hands its error to the Python thread, which raises
+    it after the call.
     """
 
     def __init__(self, count: int) -> None:
@@ -165,10 +165,11 @@ class Workers:
                     self.ctrl[2 + k] = done
                     self._cv.notify_all()
 
-    def run(self, fn: Any, args: tuple, claim: np.ndarray, main: Any = None) -> None:
-        """``fn(*args)`` on every worker and ``main()`` (this thread's share) beside them.
+    def run(self, fn: Any, args: tuple, claim: np.ndarray, main: Any) -> None:
+        """``fn(*args)`` on every worker and ``main(entered)`` (this thread's share) beside them.
 
-        ``claim`` is the call's claim array (its ``claim[3]`` counts the threads in the call).
+        ``claim`` is the call's claim array (its ``claim[2]`` counts the threads in the call);
+        ``entered``: whether the workers were in the call before ``main`` started.
         Returns once every worker is done; raises what a worker raised.
         """
         if self._pid != os.getpid():  # a forked child: the parent's threads are not here
@@ -188,8 +189,7 @@ class Workers:
                 self._cv.notify_all()
         self._adapt(entered or asleep > 0)
         try:
-            if main is not None:
-                main(entered)
+            main(entered)
         finally:
             self._join(job)
             # Every worker is done with it: the call's arrays are not held past the call (no
@@ -587,7 +587,7 @@ class WorldBatch:
         claims chunks itself. Which thread steps which world changes no result.
         """
         n = worlds.shape[0]
-        claim = np.array([0, max(n, 1), 0, 0], dtype=np.int64)
+        claim = np.array([0, max(n, 1), 0], dtype=np.int64)
         kernel = run_worlds_entry(mode, worlds, *args, claim)
         if self._pool is None or n < 2:
             kernel(mode, worlds, *args, claim)
@@ -668,7 +668,7 @@ class WorldBatch:
         args = self._kernel_args(self._observe_rows(obs, sep),
                                  np.zeros(self.num_worlds, dtype=bool))
         if self._pool is None:
-            run_worlds(OBSERVE, w, *args, np.array([0, max(w.size, 1), 0, 0], dtype=np.int64))
+            run_worlds(OBSERVE, w, *args, np.array([0, max(w.size, 1), 0], dtype=np.int64))
         else:  # shared by the threads, without side work
             side, self.side_work = self.side_work, None
             try:
@@ -710,7 +710,7 @@ class WorldBatch:
         obs, sep = np.zeros((1, 1), dtype=np.float32), np.zeros(1)
         args = (OBSERVE, b._all) + b._kernel_args(b._observe_rows(obs, sep),
                                                   np.zeros(1, dtype=bool)) + \
-            (np.zeros(4, dtype=np.int64),)
+            (np.zeros(3, dtype=np.int64),)
         b.close()
         return tuple(typeof(a) for a in args)
 

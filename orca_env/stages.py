@@ -227,9 +227,9 @@ def _fetch_add(typingctx, arr, index, value):
 def wait_threads(claim, field, expected, spins):
     """Wait, without the GIL, until ``claim[field]`` reaches ``expected`` (:func:`run_worlds`).
 
-    ``claim[3]`` counts the threads that entered a :func:`run_worlds` call (each adds 1 as it
-    starts), ``claim[2]`` those that left it (each adds 1 as its last write). Spins at most
-    ``spins`` atomic reads (each about 20-50 ns).
+    ``claim[2]`` counts the threads that entered a :func:`run_worlds` call (each adds 1 as it
+    starts). Spins at most ``spins`` atomic reads (about 5 ns each where no other core writes
+    the line).
 
     Returns:
         Whether the count was reached (False: the caller waits some other way, or not at all).
@@ -257,7 +257,7 @@ def hand_off(ctrl, job, claim, others, spins):
     them. Returns whether they entered within ``spins`` atomic reads (:func:`wait_threads`).
     """
     _fetch_add(ctrl, 0, job - _fetch_add(ctrl, 0, 0))  # ctrl[0] = job, atomically
-    return wait_threads(claim, 3, others, spins)
+    return wait_threads(claim, 2, others, spins)
 
 
 @njit(cache=True, no_cfunc_wrapper=True, nogil=True)
@@ -438,15 +438,14 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
 
     ``mode``: :data:`BOTH` (phase A then B), :data:`PHASE_A`, :data:`PHASE_B` (Python ran
     between them), or :data:`OBSERVE` (observations and clearances only, at reset). Releases
-    the GIL. ``claim`` ((4,) int64: worlds claimed so far, chunk size, threads done, threads
-    in): the call steps chunks of ``worlds`` claimed one after another by an atomic add on
-    ``claim[0]``, so threads calling it with the same ``claim`` share the worlds, each taking
-    the next chunk as it finishes the last (one thread alone: ``[0, len(worlds), 0, 0]``); it
-    adds 1 to ``claim[3]`` as it starts and to ``claim[2]`` as it returns
-    (:func:`wait_threads`). Worlds write
-    disjoint slots, rows and scratch, so results do not depend on the number of threads nor on
-    which thread stepped a world. The two phases are written out here, not as functions: a call
-    would hand on several dozen arrays, which costs more than a small world's work.
+    the GIL. ``claim`` ((3,) int64: worlds claimed so far, chunk size, threads in): the call
+    steps chunks of ``worlds`` claimed one after another by an atomic add on ``claim[0]``, so
+    threads calling it with the same ``claim`` share the worlds, each taking the next chunk as
+    it finishes the last (one thread alone: ``[0, len(worlds), 0]``); it adds 1 to
+    ``claim[2]`` as it starts (:func:`wait_threads`). Worlds write disjoint slots, rows and
+    scratch, so results do not depend on the number of threads nor on which thread stepped a
+    world. The two phases are written out here, not as functions: a call would hand on several
+    dozen arrays, which costs more than a small world's work.
     """
     # Views without reference counts (:func:`_unmanaged`): Python holds every argument.
     worlds, off, node_off = _unmanaged(worlds), _unmanaged(off), _unmanaged(node_off)
@@ -454,7 +453,7 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
         _unmanaged(obst), _unmanaged(w)
     rows, step_count, clock = _unmanaged(rows), _unmanaged(step_count), _unmanaged(clock)
     world_done, claim = _unmanaged(world_done), _unmanaged(claim)
-    _fetch_add(claim, 3, 1)  # this thread is in (wait_threads)
+    _fetch_add(claim, 2, 1)  # this thread is in (wait_threads)
     n_worlds = worlds.shape[0]
     j = j_end = 0
     while True:
@@ -664,7 +663,6 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
             rows.alive[r] = not (term[q] or trunc[q])
             any_alive = any_alive or rows.alive[r]
         world_done[b] = not any_alive
-    _fetch_add(claim, 2, 1)  # this thread is done: its writes come before (wait_threads)
 
 
 #: The compiled ``run_worlds`` once resolved (see :func:`run_worlds_entry`).
@@ -682,7 +680,7 @@ def run_worlds_entry(*args: Any) -> Any:
     cache), later ones call the compiled entry point directly.
     """
     if not _RUN_WORLDS_ENTRY:
-        run_worlds(args[0], args[1][:0], *args[2:-1], np.zeros(4, dtype=np.int64))  # no world
+        run_worlds(args[0], args[1][:0], *args[2:-1], np.zeros(3, dtype=np.int64))  # no world
         sig = tuple(typeof(a) for a in args)
         _RUN_WORLDS_ENTRY.append(run_worlds.overloads[sig].entry_point)
     return _RUN_WORLDS_ENTRY[0]

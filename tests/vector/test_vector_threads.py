@@ -180,12 +180,12 @@ def test_hooks_and_few_worlds_threads_bit_identical(hook_scenario):
         assert (s["adopted"] > 0) == (not kw and worlds > 1)  # one world: one thread
 
 
-def test_wait_threads_counts_the_threads_in_and_done():
+def test_wait_threads_waits_for_a_count_to_reach_its_target():
     from orca_env.stages import wait_threads
 
-    assert wait_threads(np.array([5, 1, 2, 0], dtype=np.int64), 2, 2, 10)
-    assert not wait_threads(np.array([5, 1, 1, 2], dtype=np.int64), 2, 2, 10)
-    assert wait_threads(np.array([5, 1, 1, 2], dtype=np.int64), 3, 2, 10)
+    assert wait_threads(np.array([5, 1, 2], dtype=np.int64), 2, 2, 10)
+    assert not wait_threads(np.array([5, 1, 1], dtype=np.int64), 2, 2, 10)
+    assert wait_threads(np.array([5, 3, 1], dtype=np.int64), 1, 2, 10)
 
 
 def test_a_failing_pool_thread_raises_instead_of_hanging(monkeypatch):
