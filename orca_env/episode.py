@@ -75,7 +75,7 @@ def _env_kernels() -> list:
     return core_kernels(step=False) + [
         (run_worlds, WorldBatch.kernel_types()),
         (wait_threads, (I1, i8, i8, i8)),  # two or more threads: a kernel call's start, end
-        (hand_off, (I1, i8, I1, i8, i8)),  # the pool's hand-offs (pipeline.Workers)
+        (hand_off, (I1, i8, I1, i8, i8, i8)),  # the pool's hand-offs (pipeline.Workers)
         (await_job, (I1, i8, i8, i8)),
         (await_workers, (I1, i8, i8)),
         (step.clip_actions, (F2, b1)),

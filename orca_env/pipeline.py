@@ -82,9 +82,13 @@ CHUNKS_PER_THREAD = 8
 #: Atomic reads the Python thread spins for the pool's threads at the end of a kernel call
 #: (about 0.5-2 ms; then it sleeps until they are done).
 _JOIN_SPINS = 100_000
-#: Atomic reads the Python thread spins for the pool's threads to enter the kernel (about
-#: 0.05-0.2 ms: a spinning worker takes a few microseconds, a sleeping one 50-100 us here).
-_START_SPINS = 10_000
+#: Atomic reads the Python thread spins for the pool's spinning threads to enter the kernel
+#: (about 0.3-0.5 ms; measured at 256 worlds of 16: a spinning worker enters in 16 us median,
+#: 21 us p90, 90 us at most, so a budget of 10,000 reads, 35 us, called a third of them late).
+_START_SPINS = 100_000
+#: The same for threads that were not all spinning (one asleep, or on its way, takes 50-100 us
+#: to wake up here: this thread then does its share without side work).
+_WAKE_SPINS = 10_000
 #: Atomic reads a pool thread spins for the next job before it sleeps (about 2-5 ms: the
 #: Python between two kernel calls takes 0.1-0.5 ms in the env's step, more where a policy
 #: runs between the steps).
@@ -123,8 +127,9 @@ class Workers:
 
     def __init__(self, count: int) -> None:
         self.count = int(count)
-        #: [last job published, the workers' spin budget (reads), last job done per worker]
-        self.ctrl = np.zeros(2 + self.count, dtype=np.int64)
+        #: [last job published, the workers' spin budget (reads), last job done per worker,
+        #: spin flag per worker] (:func:`~orca_env.stages.hand_off`)
+        self.ctrl = np.zeros(2 + 2 * self.count, dtype=np.int64)
         self.ctrl[1] = _IDLE_SPINS
         self._busy = 0  # calls left with the spin budget at 0
         self._job: tuple = (0, None, ())
@@ -173,7 +178,8 @@ class Workers:
         Returns once every worker is done; raises what a worker raised.
         """
         if self._pid != os.getpid():  # a forked child: the parent's threads are not here
-            self.ctrl[2:] = self.ctrl[0]
+            self.ctrl[2:2 + self.count] = self.ctrl[0]
+            self.ctrl[2 + self.count:] = 0
             self._cv, self._sleeping, self._waiting = threading.Condition(), 0, False
             self._start()
         job = self._job[0] + 1
@@ -183,11 +189,14 @@ class Workers:
             with self._cv:
                 self.ctrl[0] = job
                 self._cv.notify_all()
-        entered = hand_off(self.ctrl, job, claim, self.count, _START_SPINS)
+        came = hand_off(self.ctrl, job, claim, self.count, _START_SPINS, _WAKE_SPINS)
+        entered = came == 1
         if not entered:  # a worker asleep (or a lost wake-up): wake them
             with self._cv:
                 self._cv.notify_all()
-        self._adapt(entered or asleep > 0)
+        # Late only if every worker was spinning (a worker that had given up, asleep or not
+        # yet, needs a wake-up: it says nothing about the cores).
+        self._adapt(came != 0)
         try:
             main(entered)
         finally:
@@ -582,7 +591,8 @@ class WorldBatch:
         chunks (:data:`CHUNKS_PER_THREAD` per thread), each claiming the next chunk as it
         finishes the last (``run_worlds``' ``claim``), so a thread slowed by other work steps
         fewer worlds. Once the pool's threads are in the kernel (entering it takes the GIL;
-        if they have not within :data:`_START_SPINS` reads, there is no side work this call), this
+        if they have not within :data:`_START_SPINS` reads, or :data:`_WAKE_SPINS` for threads
+        that slept, there is no side work this call), this
         thread calls :attr:`side_work` while chunks are left unclaimed and it has work, then
         claims chunks itself. Which thread steps which world changes no result.
         """

@@ -240,48 +240,71 @@ def wait_threads(claim, field, expected, spins):
     return False
 
 
-# The pool's hand-offs (:class:`orca_env.pipeline.Workers`): ``ctrl`` is the pool's (2 + W,)
+# The pool's hand-offs (:class:`orca_env.pipeline.Workers`): ``ctrl`` is the pool's (2 + 2W,)
 # int64 control array: ``ctrl[0]`` the number of the last job published (written by the
 # Python thread only), ``ctrl[1]`` the workers' spin budget, ``ctrl[2 + k]`` the last job
-# worker ``k`` finished (written by that worker only: it is back waiting). They spin without
-# the GIL, so that the other side's Python (a worker reading its job, the Python thread going
-# on after a call) runs while this side holds no lock it needs: a thread woken from a sleep
-# takes 50-100 us on a VM.
+# worker ``k`` finished (written by that worker only: it is back waiting), ``ctrl[2 + W + k]``
+# 1 from when worker ``k`` starts spinning for a job until it gives up (0: it sleeps, or is on
+# its way to sleep; written by that worker only). They spin without the GIL, so that the
+# other side's Python (a worker reading its job, the Python thread going on after a call) runs
+# while this side holds no lock it needs: a thread woken from a sleep takes 50-100 us on a VM.
 
 
 @njit(cache=True, no_cfunc_wrapper=True, nogil=True)
-def hand_off(ctrl, job, claim, others, spins):
+def hand_off(ctrl, job, claim, others, spins, wake_spins):
     """Publish job ``job`` (``ctrl[0] = job``) and wait until ``others`` threads entered its call.
 
     The Python thread calls it with the job's arguments already stored where the workers read
-    them. Returns whether they entered within ``spins`` atomic reads (:func:`wait_threads`).
+    them. Waits at most ``spins`` atomic reads (:func:`wait_threads`) if every worker was
+    spinning, else ``wake_spins``.
+
+    Returns:
+        1 if they entered; 0 if not although every worker was spinning when the job was
+        published (so each finds it without a wake-up: a spinning worker came late, its core
+        busy elsewhere); -1 if not and some worker was not spinning (asleep, or on its way:
+        it needs a wake-up, and says nothing about the cores).
     """
     _fetch_add(ctrl, 0, job - _fetch_add(ctrl, 0, 0))  # ctrl[0] = job, atomically
-    return wait_threads(claim, 2, others, spins)
+    W = (ctrl.shape[0] - 2) // 2
+    spinning = True
+    for k in range(W):  # read after the publication: a worker up here sees the job spinning
+        if _fetch_add(ctrl, 2 + W + k, 0) == 0:
+            spinning = False
+    if wait_threads(claim, 2, others, spins if spinning else wake_spins):
+        return 1
+    return 0 if spinning else -1
 
 
 @njit(cache=True, no_cfunc_wrapper=True, nogil=True)
 def await_job(ctrl, k, done, spins):
     """Worker ``k``: mark job ``done`` finished, then wait for a later job (``ctrl[0] > done``).
 
+    Raises its spin flag while it spins (:func:`hand_off`); lowers it before it gives up, then
+    looks once more, so that a job published while the flag was up is never missed.
+
     Returns whether one was published within ``spins`` atomic reads.
     """
+    W = (ctrl.shape[0] - 2) // 2
+    flag = 2 + W + k
     _fetch_add(ctrl, 2 + k, done - _fetch_add(ctrl, 2 + k, 0))  # ctrl[2 + k] = done
-    for _ in range(spins):
-        if _fetch_add(ctrl, 0, 0) > done:
-            return True
-    return False
+    if spins > 0:
+        _fetch_add(ctrl, flag, 1 - _fetch_add(ctrl, flag, 0))  # up: spinning
+        for _ in range(spins):
+            if _fetch_add(ctrl, 0, 0) > done:
+                return True
+    _fetch_add(ctrl, flag, -_fetch_add(ctrl, flag, 0))  # down: giving up
+    return _fetch_add(ctrl, 0, 0) > done
 
 
 @njit(cache=True, no_cfunc_wrapper=True, nogil=True)
 def await_workers(ctrl, job, spins):
-    """Wait until every worker finished job ``job`` (``ctrl[2:] >= job``).
+    """Wait until every worker finished job ``job`` (``ctrl[2:2 + W] >= job``).
 
     Returns whether they did within ``spins`` rounds of atomic reads.
     """
     for _ in range(spins):
         idle = True
-        for k in range(2, ctrl.shape[0]):
+        for k in range(2, 2 + (ctrl.shape[0] - 2) // 2):
             if _fetch_add(ctrl, k, 0) < job:
                 idle = False
                 break
