@@ -75,8 +75,10 @@ _SIM_STORAGE = {"pos": "pos", "vel": "vel", "pref": "pref", "radius": "orca_radi
                 "layer": "layer", "avoid_mask": "avoid_mask", "active": "active",
                 "n_lines": "n_lines", "lp3": "lp3", "intervention": "intervention",
                 "corrected": "corrected", "kd_order": "kd"}
-#: Chunks of worlds per thread in a multi-threaded kernel call (claimed as threads free up).
-CHUNKS_PER_THREAD = 8
+#: A multi-threaded kernel call's chunk of worlds is 1/(CHUNK_SHARE * threads) of the worlds
+#: not yet claimed (guided self-scheduling: chunks shrink to one world at the end, so the threads
+#: finish together; fixed chunks of 1/16 left one thread idle for half a chunk on average).
+CHUNK_SHARE = 2
 # Spins are counted in atomic reads of a line no other core writes: about 5 ns each on a 2-core
 # Xeon VM (measured), more where another core writes it.
 #: Atomic reads the Python thread spins for the pool's threads at the end of a kernel call
@@ -588,7 +590,7 @@ class WorldBatch:
         """``run_worlds(mode, worlds, *args)``, on the pool's threads and this one.
 
         With one thread, one call over every world. With more, the threads share the worlds in
-        chunks (:data:`CHUNKS_PER_THREAD` per thread), each claiming the next chunk as it
+        chunks (shrinking: :data:`CHUNK_SHARE`), each claiming the next chunk as it
         finishes the last (``run_worlds``' ``claim``), so a thread slowed by other work steps
         fewer worlds. Once the pool's threads are in the kernel (entering it takes the GIL;
         if they have not within :data:`_START_SPINS` reads, or :data:`_WAKE_SPINS` for threads
@@ -597,12 +599,12 @@ class WorldBatch:
         claims chunks itself. Which thread steps which world changes no result.
         """
         n = worlds.shape[0]
-        claim = np.array([0, max(n, 1), 0], dtype=np.int64)
+        claim = np.array([0, 1, 0], dtype=np.int64)
         kernel = run_worlds_entry(mode, worlds, *args, claim)
         if self._pool is None or n < 2:
             kernel(mode, worlds, *args, claim)
             return
-        claim[1] = max(1, -(-n // (self._threads * CHUNKS_PER_THREAD)))
+        claim[1] = self._threads * CHUNK_SHARE
         call = (mode, worlds, *args, claim)
         side = self.side_work
 
@@ -678,7 +680,7 @@ class WorldBatch:
         args = self._kernel_args(self._observe_rows(obs, sep),
                                  np.zeros(self.num_worlds, dtype=bool))
         if self._pool is None:
-            run_worlds(OBSERVE, w, *args, np.array([0, max(w.size, 1), 0], dtype=np.int64))
+            run_worlds(OBSERVE, w, *args, np.array([0, 1, 0], dtype=np.int64))
         else:  # shared by the threads, without side work
             side, self.side_work = self.side_work, None
             try:

@@ -461,11 +461,13 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
 
     ``mode``: :data:`BOTH` (phase A then B), :data:`PHASE_A`, :data:`PHASE_B` (Python ran
     between them), or :data:`OBSERVE` (observations and clearances only, at reset). Releases
-    the GIL. ``claim`` ((3,) int64: worlds claimed so far, chunk size, threads in): the call
-    steps chunks of ``worlds`` claimed one after another by an atomic add on ``claim[0]``, so
-    threads calling it with the same ``claim`` share the worlds, each taking the next chunk as
-    it finishes the last (one thread alone: ``[0, len(worlds), 0]``); it adds 1 to
-    ``claim[2]`` as it starts (:func:`wait_threads`). Worlds write disjoint slots, rows and
+    the GIL. ``claim`` ((3,) int64: worlds claimed so far, chunk divisor ``d`` >= 1, threads
+    in): the call steps chunks of ``worlds`` claimed one after another by an atomic add on
+    ``claim[0]``, so threads calling it with the same ``claim`` share the worlds, each taking
+    the next chunk as it finishes the last; a chunk is ``1/d`` of the worlds not yet claimed
+    (at least one), so chunks shrink towards the end and the threads finish together (one
+    thread alone: ``[0, 1, 0]``, one chunk); it adds 1 to ``claim[2]`` as it starts
+    (:func:`wait_threads`). Worlds write disjoint slots, rows and
     scratch, so results do not depend on the number of threads nor on which thread stepped a
     world. The two phases are written out here, not as functions: a call would hand on several
     dozen arrays, which costs more than a small world's work.
@@ -480,11 +482,15 @@ def run_worlds(mode, worlds, off, node_off, L, sl, st, spec, obst, w, rows, step
     n_worlds = worlds.shape[0]
     j = j_end = 0
     while True:
-        if j == j_end:  # the next chunk (threads share ``claim``)
-            j = _fetch_add(claim, 0, claim[1])  # the next chunk: claim[0] += chunk size
+        if j == j_end:  # the next chunk (threads share ``claim``): 1/claim[1] of what is left
+            left = n_worlds - _fetch_add(claim, 0, 0)
+            if left <= 0:
+                break
+            size = max(1, left // claim[1])
+            j = _fetch_add(claim, 0, size)  # claim[0] += size (another thread may have too)
             if j >= n_worlds:
                 break
-            j_end = min(j + claim[1], n_worlds)
+            j_end = min(j + size, n_worlds)
         b = worlds[j]
         j += 1
         a0, a1 = off[b], off[b + 1]

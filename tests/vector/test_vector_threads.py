@@ -80,6 +80,16 @@ def test_circle_dense_threads_bit_identical(mode, infos, three_threads):
         _same(one, _trace("circle_dense", 7, 40, threads, drain=False, **kw)[0])
 
 
+@pytest.mark.parametrize("share", [1, 50])
+def test_any_chunk_divisor_gives_the_same_bits(share, monkeypatch):
+    """Chunks of 1/(share * threads) of the worlds left: from halves to single worlds."""
+    from orca_env import pipeline
+
+    monkeypatch.setattr(pipeline, "CHUNK_SHARE", share)
+    one, _ = _trace("circle_dense", 9, 15, 1, max_steps=6)
+    _same(one, _trace("circle_dense", 9, 15, 2, max_steps=6)[0])
+
+
 @pytest.mark.parametrize("mode", ["same_step", "next_step"])
 def test_mixture_of_world_sizes_threads_bit_identical(mode):
     # Each world draws its entry (scenario, agent count, ranges) at every reset: the batch
