@@ -79,6 +79,7 @@ def _env_kernels() -> list:
         (await_job, (I1, i8, i8, i8)),
         (await_workers, (I1, i8, i8)),
         (step.clip_actions, (F2, b1)),
+        (step.masked_actions, (F2, B1, b1, F2)),
         (_first_overlap, (F2, F1, f8, f8)),  # the start check of small worlds
         # the scenarios' placement (core.discgrid.DiscGrid)
         (discgrid._grid_add, (F2, F1, f8, I1, I1, F2, F1, I2, i8)),

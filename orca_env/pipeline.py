@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from .behaviours import REGISTRY as BEHAVIOURS
+from .codes import GoalBehavior
 from .kinematics import POLYGON
 from .kinematics.base import KIN_PARAMS
 from .rewards import TERMS
@@ -75,6 +76,7 @@ _SIM_STORAGE = {"pos": "pos", "vel": "vel", "pref": "pref", "radius": "orca_radi
                 "layer": "layer", "avoid_mask": "avoid_mask", "active": "active",
                 "n_lines": "n_lines", "lp3": "lp3", "intervention": "intervention",
                 "corrected": "corrected", "kd_order": "kd"}
+_STOP, _STAY = int(GoalBehavior.STOP), int(GoalBehavior.STAY)
 #: A multi-threaded kernel call's chunk of worlds is 1/(CHUNK_SHARE * threads) of the worlds
 #: not yet claimed (guided self-scheduling: chunks shrink to one world at the end, so the threads
 #: finish together; fixed chunks of 1/16 left one thread idle for half a chunk on average).
@@ -297,8 +299,9 @@ class WorldBatch:
         self.offsets = np.zeros(B + 1, dtype=np.int64)
         self._obst = None
         self._world_has_obstacles = np.zeros(B, dtype=bool)
-        #: (any world noisy, any slot steered in Python, any world guided), set at load.
-        self._flags = (False, False, False)
+        #: (any world noisy, any slot steered in Python, any world guided, any slot that may
+        #: get new goals), set at load.
+        self._flags = (False, False, False, False)
         self._sizes = np.zeros(B, dtype=np.int64)
         self._alloc(self._sizes)
         self.extra_obs = np.zeros((B * L, self._spec.n_extra))
@@ -479,8 +482,9 @@ class WorldBatch:
             self._obst = concat_obstacles([ep.sim for ep in self.episodes])
             self._world_has_obstacles = np.diff(self._obst.off) > 0
         self._spec = self._spec._replace(max_nbr=int(sl.max_neighbors.max(initial=0)))
+        new_goals = (sl.on_goal != _STOP) & (sl.on_goal != _STAY)  # step.outcomes' renew
         self._flags = (bool(self._settings.noisy.any()), bool(sl.external_steer.any()),
-                       not bool(self._settings.straight.all()))
+                       not bool(self._settings.straight.all()), bool(new_goals.any()))
         self._slot_data = {}
         in_worlds = np.zeros(sl.pos.shape[0], dtype=bool)
         for b in worlds:
@@ -646,7 +650,7 @@ class WorldBatch:
                          weighted=np.zeros((rows_n, self.num_terms)),
                          sep=np.full(rows_n, np.inf), hit=np.zeros(rows_n, dtype=np.int8),
                          acted=self.alive.copy(), world_done=np.zeros(self.num_worlds, dtype=bool))
-        noisy, external, guided = self._flags
+        noisy, external, guided, new_goals = self._flags
         if noisy:
             self._draw_noise(stepped)
         if external:
@@ -667,7 +671,7 @@ class WorldBatch:
             if middle is not None:
                 middle(np.flatnonzero(res.acted))
             self._call(PHASE_B, worlds, *args)
-        if self._work.renew.any():
+        if new_goals and self._work.renew.any():
             self._renew_goals(stepped)
         return res
 

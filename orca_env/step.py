@@ -19,7 +19,7 @@ from .codes import GoalBehavior, Status
 from .frames import frame_axis
 from .kinematics import command
 
-__all__ = ["clip_actions", "goal_velocity", "goal_velocities", "preferred_velocities",
+__all__ = ["clip_actions", "masked_actions", "goal_velocity", "goal_velocities", "preferred_velocities",
            "goals_and_stalls", "outcomes"]
 
 _ACTIVE = int(Status.ACTIVE)
@@ -30,6 +30,30 @@ _TIMED_OUT = int(Status.TIMED_OUT)
 _STOP = int(GoalBehavior.STOP)
 _STAY = int(GoalBehavior.STAY)
 _NEW_GOAL = int(GoalBehavior.NEW_GOAL)
+
+
+@njit(cache=True, no_cfunc_wrapper=True, inline="always")
+def _clip_row(x, y, norm):
+    """One action brought into the action set: (x, y, whether a value was outside the box)."""
+    clipped = False
+    if x > 1.0:
+        x = 1.0
+        clipped = True
+    elif x < -1.0:
+        x = -1.0
+        clipped = True
+    if y > 1.0:
+        y = 1.0
+        clipped = True
+    elif y < -1.0:
+        y = -1.0
+        clipped = True
+    if norm:
+        length = np.sqrt(x * x + y * y)
+        if length > 1.0:
+            x /= length
+            y /= length
+    return x, y, clipped
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
@@ -52,19 +76,38 @@ def clip_actions(act, norm=True):
             return k, False
     clipped = False
     for k in range(act.shape[0]):
-        for c in range(2):
-            if act[k, c] > 1.0:
-                act[k, c] = 1.0
-                clipped = True
-            elif act[k, c] < -1.0:
-                act[k, c] = -1.0
-                clipped = True
-        if not norm:
-            continue
-        length = np.sqrt(act[k, 0] * act[k, 0] + act[k, 1] * act[k, 1])
-        if length > 1.0:
-            act[k, 0] /= length
-            act[k, 1] /= length
+        act[k, 0], act[k, 1], c = _clip_row(act[k, 0], act[k, 1], norm)
+        clipped |= c
+    return -1, clipped
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
+def masked_actions(raw, alive, norm, out):
+    """:func:`clip_actions` of ``raw`` into ``out``, with the rows of agents not alive zero.
+
+    One pass for the vector env's actions (a copy, a mask and the clip cost three).
+
+    Args:
+        raw: (R, 2) float64 actions, not modified.
+        alive: (R,) bool rows whose action is read (the others may hold anything).
+        norm: also clip the norm to 1.
+        out: (R, 2) float64, written.
+
+    Returns:
+        (index of the first alive row with NaN or inf, or -1 (then ``out`` is written);
+        whether any value of an alive row was outside the box).
+    """
+    for k in range(raw.shape[0]):
+        if alive[k] and not (np.isfinite(raw[k, 0]) and np.isfinite(raw[k, 1])):
+            return k, False
+    clipped = False
+    for k in range(raw.shape[0]):
+        if alive[k]:
+            out[k, 0], out[k, 1], c = _clip_row(raw[k, 0], raw[k, 1], norm)
+            clipped |= c
+        else:
+            out[k, 0] = 0.0
+            out[k, 1] = 0.0
     return -1, clipped
 
 

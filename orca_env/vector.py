@@ -26,7 +26,7 @@ from .episode import WorldConfig, announce_compilation, check_seed, draw_episode
 from .finished import FINISHED_AGENTS, RowRecord, check_choice
 from .infos import info_columns, reset_columns
 from .scenarios import SCENARIOS
-from .step import clip_actions
+from .step import masked_actions
 
 __all__ = ["OrcaVectorEnv", "AUTORESET_MODES", "make_vector_env"]
 
@@ -205,7 +205,7 @@ class OrcaVectorEnv(VectorEnv):
         self._batch = make_batch(e, B, int(wc.config.num_threads or 1))
         self._hooks = bool(wc.extra_obs or wc.extra_terms)
         self._warned_clip = False
-        self._norm_clip = wc.learned_kinematics == "holonomic"  # see step.clip_actions
+        self._norm_clip = wc.learned_kinematics == "holonomic"  # see step.masked_actions
         self._started = False
         self._obs: np.ndarray | None = None  # what the last reset or step returned
         self._term_names = e.reward_term_names
@@ -474,9 +474,10 @@ class OrcaVectorEnv(VectorEnv):
             shape = getattr(raw, "shape", None)
             raise ValueError(f"actions must be a ({self.num_envs}, {size}) array of real "
                              f"numbers, got shape {shape} dtype {getattr(raw, 'dtype', None)}")
-        act = np.array(raw, dtype=np.float64, order="C")  # the pipeline's fixed layout
-        act[~self._batch.alive] = 0.0  # rows of finished agents are ignored
-        bad, clipped = clip_actions(act, self._norm_clip)
+        # The pipeline's fixed layout; rows of finished agents are ignored (zero).
+        act = np.empty((self.num_envs, size))
+        bad, clipped = masked_actions(np.ascontiguousarray(raw, dtype=np.float64),
+                                      self._batch.alive, self._norm_clip, act)
         if bad >= 0:
             raise ValueError(f"actions: non-finite value (NaN or inf) in row {bad}: "
                              f"{raw[bad].tolist()!r}")

@@ -171,6 +171,75 @@ def test_bad_actions():
         v.step(np.full((32, 2), 3.0))
 
 
+def test_masked_actions_clip_alive_rows_like_clip_actions_and_zero_the_others():
+    from orca_env.step import clip_actions, masked_actions
+
+    rng = np.random.default_rng(3)
+    raw = rng.uniform(-3, 3, (40, 2))
+    raw[[1, 7]] = [[0.1, -0.2], [np.nan, np.inf]]  # row 7: not alive, so not read
+    alive = rng.random(40) < 0.7
+    alive[[1, 7]] = [True, False]
+    for norm in (True, False):
+        want = np.where(alive[:, None], raw, 0.0)
+        bad0, clipped0 = clip_actions(want, norm)
+        got, before = np.full((40, 2), 9.0), raw.copy()
+        bad, clipped = masked_actions(raw, alive, norm, got)
+        assert (bad, clipped) == (bad0, clipped0) == (-1, True)
+        assert got.tobytes() == want.tobytes() and np.array_equal(raw, before, equal_nan=True)
+        assert not masked_actions(raw[1:2], alive[1:2], norm, got[:1])[1]  # inside the box
+    alive[7] = True
+    assert masked_actions(raw, alive, True, np.zeros((40, 2)))[0] == 7
+
+
+class _Garbage:
+    """numpy, but ``empty`` hands out arrays whose every byte is 0xA5 (not what calloc gives)."""
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+    @staticmethod
+    def empty(shape, dtype=float, **kw):
+        a = np.empty(shape, dtype, **kw)
+        a.view(np.uint8).reshape(-1)[:] = 0xA5
+        return a
+
+
+@pytest.mark.parametrize("mode", ["same_step", "next_step"])
+def test_uninitialised_pipeline_arrays_never_reach_a_result(mode, monkeypatch):
+    """Whatever the pipeline takes from np.empty (scratch, buffers) must be written before read.
+
+    Checked with arrays full of 0xA5 bytes instead of whatever the allocator gives (often
+    zeros): finished agents' rows, worlds left for a NEXT_STEP reset and every infos array.
+    """
+    from orca_env import pipeline
+
+    def trace():
+        v = OrcaVectorEnv("circle_dense", 3, seed=4, infos=True, autoreset_mode=mode,
+                          max_steps=40)
+        obs, info = v.reset()
+        out = [obs] + [info[k] for k in sorted(info)]
+        rng = np.random.default_rng(0)
+        finished = idle = 0
+        for t in range(90):  # towards the goal (the agents' frames), random every third step
+            act = rng.uniform(-1, 1, (v.num_envs, 2)) if t % 3 == 0 else \
+                np.tile([1.0, 0.0], (v.num_envs, 1))
+            alive = v.alive
+            obs, rew, term, trunc, info = v.step(act)
+            finished += int((~alive).sum())
+            idle += int((~alive.reshape(3, -1).any(axis=1)).sum())
+            out += [obs, rew, term, trunc] + [np.asarray(info[k]) for k in sorted(info)]
+        v.close()
+        return out, finished, idle
+
+    want, finished, idle = trace()
+    assert finished > 0 and (idle > 0) == (mode == "next_step")  # both kinds of rows seen
+    monkeypatch.setattr(pipeline, "np", _Garbage())
+    got, _, _ = trace()
+    assert len(got) == len(want)
+    for a, b in zip(want, got, strict=True):
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
 def test_unsafe_learners_world_frame_and_continue_bit_identical():
     # Learners without the safety layer (their core result is overwritten), a parked crowd,
     # world-frame observations, collisions that do not end the episode, stall deadlocks.
