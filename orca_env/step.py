@@ -35,25 +35,15 @@ _NEW_GOAL = int(GoalBehavior.NEW_GOAL)
 @njit(cache=True, no_cfunc_wrapper=True, inline="always")
 def _clip_row(x, y, norm):
     """One action brought into the action set: (x, y, whether a value was outside the box)."""
-    clipped = False
-    if x > 1.0:
-        x = 1.0
-        clipped = True
-    elif x < -1.0:
-        x = -1.0
-        clipped = True
-    if y > 1.0:
-        y = 1.0
-        clipped = True
-    elif y < -1.0:
-        y = -1.0
-        clipped = True
+    cx = min(max(x, -1.0), 1.0)  # NaN-free input (checked first): the box
+    cy = min(max(y, -1.0), 1.0)
+    clipped = cx != x or cy != y
     if norm:
-        length = np.sqrt(x * x + y * y)
+        length = np.sqrt(cx * cx + cy * cy)
         if length > 1.0:
-            x /= length
-            y /= length
-    return x, y, clipped
+            cx /= length
+            cy /= length
+    return cx, cy, clipped
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
