@@ -19,8 +19,8 @@ from .codes import GoalBehavior, Status
 from .frames import frame_axis
 from .kinematics import command
 
-__all__ = ["clip_actions", "masked_actions", "goal_velocity", "goal_velocities", "preferred_velocities",
-           "goals_and_stalls", "outcomes"]
+__all__ = ["clip_actions", "masked_actions", "goal_velocity", "goal_velocities",
+           "preferred_velocities", "goals_and_stalls", "outcomes"]
 
 _ACTIVE = int(Status.ACTIVE)
 _AT_GOAL = int(Status.AT_GOAL)
@@ -61,14 +61,7 @@ def clip_actions(act, norm=True):
         (index of the first row with NaN or inf, or -1 (then nothing was modified);
         whether any value was outside the box).
     """
-    for k in range(act.shape[0]):
-        if not (np.isfinite(act[k, 0]) and np.isfinite(act[k, 1])):
-            return k, False
-    clipped = False
-    for k in range(act.shape[0]):
-        act[k, 0], act[k, 1], c = _clip_row(act[k, 0], act[k, 1], norm)
-        clipped |= c
-    return -1, clipped
+    return masked_actions(act, np.ones(act.shape[0], dtype=np.bool_), norm, act)
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
