@@ -34,6 +34,12 @@ A training config is YAML in rl-baselines3-zoo style; unknown keys are errors:
                     env.mixture entries (by index or config name; the others keep theirs); see
                     stage_schedule
     checkpoint_freq: entry-steps between checkpoints
+    init:           (sb3, optional) start from a trained model's policy weights: a shipped
+                    policy's name (generalist_sarl), a run folder or a model .zip (relative to
+                    the current folder, the repository root or the config's folder); its network,
+                    observation and action spaces must be this config's; the optimizer, step
+                    count and schedule start fresh (see resolve_init). Fine-tuning, not resuming:
+                    ``--resume`` continues a run with its own config
     eval:           {n_episodes, video}: the final comparison (on the evaluation suite's
                     frozen seeds 10_000.., which training never uses)
 
@@ -63,7 +69,7 @@ from orca_env.configs import resolve as resolve_shipped
 __all__ = ["TrainConfigError", "DEFAULT_CONFIG", "REPO_ROOT", "DEFAULTS", "EVAL_KEYS",
            "DEPLOY_KEYS", "OPTIONAL_KEYS", "check_deploy",
            "NORMALIZE_DEFAULTS", "NORMALIZE_KEYS", "ALGOS", "ACTIVATIONS", "BACKENDS",
-           "BACKEND_KEYS", "STAGE_KEYS", "BOOTSTRAP_MODES", "resolve_config_path",
+           "BACKEND_KEYS", "STAGE_KEYS", "BOOTSTRAP_MODES", "resolve_config_path", "resolve_init",
            "load_train_config", "config_backend", "check_bootstrap", "check_rllib_config",
            "stage_schedule", "normalizes_observations", "policy_kwargs_from_config",
            "check_model_config", "check_extractor", "extractor_arguments", "EXTRACTORS",
@@ -98,7 +104,7 @@ EVAL_KEYS = {"n_episodes", "video"}
 #: validation episodes. Training ignores the section.
 DEPLOY_KEYS = ("learned_orca_padding",)
 #: Top-level keys a training config may have without a default (not written when absent).
-OPTIONAL_KEYS = ("deploy",)
+OPTIONAL_KEYS = ("deploy", "init")
 #: The training engines a config may name: stable-baselines3 or Ray RLlib.
 BACKENDS = ("sb3", "rllib")
 #: Keys only a config of that backend has, and their defaults.
@@ -246,6 +252,46 @@ def load_train_config(path: str | os.PathLike | None = None, **overrides: Any) -
         raise TrainConfigError(str(exc)) from exc
 
 
+def _trained_dir() -> str:
+    """The shipped policies' folder (``orca_env.policies``' ``trained/``), found without importing
+    that package (it imports this module)."""
+    import importlib.util  # noqa: PLC0415
+
+    spec = importlib.util.find_spec("orca_env.policies")
+    return os.path.join(list(spec.submodule_search_locations)[0], "trained")
+
+
+def resolve_init(spec: Any, config_dir: str | None = None) -> str:
+    """The model that a training config's ``init`` names: a run folder or a model ``.zip``.
+
+    Args:
+        spec: ``init``'s value: a path (tried relative to the current folder, the repository
+            root and ``config_dir``), or a shipped policy's name (``generalist_sarl``).
+        config_dir: The training config's folder.
+
+    Raises:
+        ValueError: If ``spec`` is not a non-empty string, or names no run folder, model file
+            or shipped policy (the message lists the shipped ones).
+    """
+    if not isinstance(spec, str) or not spec:
+        raise ValueError(f"training config key 'init' must be a shipped policy's name, a run "
+                         f"folder or a model .zip, got {spec!r}")
+    bases = [os.getcwd(), REPO_ROOT] + ([config_dir] if config_dir else [])
+    for base in bases:
+        cand = os.path.join(base, spec)
+        for path in (cand, cand + ".zip"):
+            if os.path.isdir(path) or (os.path.isfile(path) and path.endswith(".zip")):
+                return os.path.abspath(path)
+    trained = _trained_dir()
+    shipped = sorted(n for n in os.listdir(trained)
+                     if os.path.isfile(os.path.join(trained, n, "config.yaml"))) \
+        if os.path.isdir(trained) else []
+    if spec in shipped:
+        return os.path.join(trained, spec)
+    raise ValueError(f"training config key 'init': no run folder, model .zip or shipped policy "
+                     f"{spec!r} (shipped: {', '.join(shipped) or 'none'})")
+
+
 def _load_train_config(path: str | os.PathLike | None = None, **overrides: Any) -> dict:
     """:func:`load_train_config` without the wrapping of its errors."""
     path = resolve_config_path(path or DEFAULT_CONFIG)
@@ -299,6 +345,18 @@ def _load_train_config(path: str | os.PathLike | None = None, **overrides: Any) 
             del cfg["deploy"]
         else:
             check_deploy(cfg["deploy"], cfg["env"])
+    if "init" in cfg:
+        if cfg["init"] is None:  # `init:` left empty: start from random weights
+            del cfg["init"]
+        elif backend != "sb3":
+            raise ValueError(f"training config key 'init' (start from a trained model's "
+                             f"weights) is a key of backend sb3, but {path!r} has backend "
+                             f"{backend!r}")
+        elif not isinstance(cfg["init"], str) or not cfg["init"]:
+            raise ValueError(f"training config key 'init' must be a shipped policy's name, a "
+                             f"run folder or a model .zip, got {cfg['init']!r}")
+        # Found (resolve_init) when a fresh run is prepared, not here: a resumed run's saved
+        # config names it too, and resuming does not need it.
     if cfg["torch_threads"] == "auto":  # not in the file: the user's variable, else 1
         cfg["torch_threads"] = default_torch_threads()
     for key in ("n_envs", "n_timesteps", "torch_threads", "checkpoint_freq"):

@@ -32,6 +32,8 @@ from ..config import (
     TrainConfigError,
     load_train_config,
     policy_kwargs_from_config,
+    resolve_config_path,
+    resolve_init,
     stage_schedule,
 )
 from ..run_folder import (
@@ -53,6 +55,7 @@ from ..run_folder import (
     checkpoint_candidates,
     latest_checkpoint,
     model_siblings,
+    resolve_model,
     new_run_dir,
     run_name,
     write_run_info,
@@ -409,11 +412,12 @@ def _stages_callback(cfg: dict, base):
     return _Stages()
 
 
-def _build(cfg: dict, run_dir: str, resume: tuple[str, ...] | None):
+def _build(cfg: dict, run_dir: str, resume: tuple[str, ...] | None, init: str | None = None):
     """Build the env and the model (fresh, or resumed from a checkpoint).
 
     Nothing is written: a config the algorithm rejects fails here, before the run folder is
-    touched.
+    touched. ``init`` (a fresh run only): the model whose policy weights the new model starts
+    from (:func:`init_weights`).
 
     Returns:
         ``(model, venv, base)``.
@@ -462,6 +466,8 @@ def _build(cfg: dict, run_dir: str, resume: tuple[str, ...] | None):
                              f"{cfg['policy_kwargs']!r}: {exc}") from exc
         attach_masks(model, base)
         if resumed is None:
+            if init is not None:
+                init_weights(model, venv, cfg, init)
             return model, venv, base
         if isinstance(venv, VecNormalize):
             if norm_path is None or not os.path.isfile(norm_path):
@@ -482,6 +488,65 @@ def _build(cfg: dict, run_dir: str, resume: tuple[str, ...] | None):
     except BaseException:
         venv.close()
         raise
+
+
+def init_weights(model, venv, cfg: dict, init: str) -> None:
+    """Start a fresh model from the policy weights of the trained model ``init`` (``init:``).
+
+    The model must have been trained with this config's network (``algo``, ``policy_kwargs``),
+    observation and action spaces and action mode, and the universal layout's settings if it
+    used it; a config that normalises observations takes its normaliser's statistics too (and
+    goes on updating them). The optimizer state, step count and learning-rate schedule stay the
+    new run's: this is fine-tuning, not resuming. Nothing is unpickled.
+
+    Raises:
+        ValueError: Naming ``init`` and what differs, if the model does not fit the config.
+        FileNotFoundError: If the model has no ``config.yaml``, or the config normalises and
+            the model has no normaliser.
+    """
+    from stable_baselines3.common.vec_env import VecNormalize  # noqa: PLC0415
+
+    from orca_env.config import load_yaml, policy_settings  # noqa: PLC0415
+
+    from ..config import check_model_config  # noqa: PLC0415
+
+    model_path, cfg_path, norm_path = resolve_model(init)
+    what = f"training config key 'init' ({cfg['init']!r}: {model_path})"
+    if cfg_path is None:
+        raise FileNotFoundError(f"{what}: the model has no config.yaml in its run folder (its "
+                                f"network is rebuilt from it; the file is never unpickled)")
+    saved = load_yaml(cfg_path) or {}
+    if not isinstance(saved, dict) or not isinstance(saved.get("env"), dict):
+        raise ValueError(f"{what}: {cfg_path} is not a training config with an env section")
+    check_model_config(saved, "sb3", where=cfg_path)
+    for key in ("algo", "policy_kwargs"):
+        if saved.get(key) != cfg[key]:
+            raise ValueError(f"{what}: trained with {key} {saved.get(key)!r}, this config has "
+                             f"{cfg[key]!r}; the weights fit the same network only")
+    obs_space, act_space = model_files.env_spaces(saved["env"])
+    if obs_space != model.observation_space or act_space != model.action_space:
+        raise ValueError(f"{what}: its observation and action spaces ({obs_space}, "
+                         f"{act_space}) are not this config's ({model.observation_space}, "
+                         f"{model.action_space})")
+    theirs, ours = policy_settings(saved["env"]), policy_settings(cfg["env"])
+    for key in ("action", "observation"):
+        if theirs.get(key) != ours.get(key):
+            raise ValueError(f"{what}: trained with {key} {theirs.get(key)!r}, this config "
+                             f"has {ours.get(key)!r}; the same weights would mean something "
+                             f"else")
+    loaded = model_files.read_model_zip(model_path,
+                                        max_member_bytes=model_files.model_member_cap(model.policy))
+    model_files.load_policy_weights(model.policy, loaded)
+    if isinstance(venv, VecNormalize):
+        if not os.path.isfile(norm_path):
+            raise FileNotFoundError(f"{what}: this config normalises observations, but the "
+                                    f"model has no normaliser {norm_path!r}")
+        model_files.apply_normalizer(venv, model_files.load_normalizer(norm_path), norm_path)
+    elif os.path.isfile(norm_path) and model_files.load_normalizer(norm_path)["norm_obs"]:
+        raise ValueError(f"{what}: the model saw normalised observations ({norm_path}), this "
+                         f"config does not normalise them (normalize: {cfg['normalize']!r})")
+    print(f"Starting from the policy weights of {model_path} ({loaded.num_timesteps:,} "
+          f"entry-steps trained; optimizer and step count fresh)")
 
 
 def _restore_replay_buffer(model, cfg: dict, buffer_path: str | None) -> None:
@@ -652,8 +717,8 @@ def _prepare(config, run_dir, runs_root, resume, n_timesteps, n_envs, seed, eval
     Returns:
         ``(cfg, run_dir, config_name, resume_from, built)``.
     """
-    resume_from = None
-    if resume:
+    resume_from, init = None, None
+    if resume:  # the weights come from the checkpoint: a saved `init` is not read again
         run_dir = resume
         cfg = load_train_config(os.path.join(run_dir, CONFIG_FILE), n_timesteps=n_timesteps)
         config_name = run_name(run_dir)
@@ -661,6 +726,9 @@ def _prepare(config, run_dir, runs_root, resume, n_timesteps, n_envs, seed, eval
         cfg_path = config or DEFAULT_CONFIG
         cfg = load_train_config(cfg_path, n_timesteps=n_timesteps, n_envs=n_envs, seed=seed)
         config_name = os.path.splitext(os.path.basename(cfg_path))[0]
+        if cfg.get("init"):
+            init = resolve_init(cfg["init"],
+                                os.path.dirname(os.path.abspath(resolve_config_path(cfg_path))))
     if eval_episodes is not None:
         cfg["eval"]["n_episodes"] = eval_episodes
     model_files.check_hyperparams(cfg["algo"], cfg["hyperparams"])  # a misspelt name
@@ -676,7 +744,7 @@ def _prepare(config, run_dir, runs_root, resume, n_timesteps, n_envs, seed, eval
     else:
         check_creatable(runs_root, "--runs-root")
         run_dir = new_run_dir(cfg, cfg_path, runs_root)
-    built = _build(cfg, run_dir, resume_from)
+    built = _build(cfg, run_dir, resume_from, init=init)
     return cfg, run_dir, config_name, resume_from, built
 
 
