@@ -23,6 +23,7 @@ Choose among training runs with the ``validation`` and ``validation_heldout`` su
 
 import argparse
 import json
+import math
 import os
 import sys
 
@@ -41,25 +42,68 @@ def _rates(agg: dict) -> str:
                       for k in ("success_rate", "collision_rate", "deadlock_rate"))
 
 
+#: The second generalist's absolute targets (issue 24): success at least this, collision at
+#: most that, time to goal at most this many times the reference's where both arrive.
+SUCCESS_FLOOR, COLLISION_CAP, TIME_RATIO_CAP = 0.90, 0.05, 1.3
+
+
+def _mean(agg: dict, key: str) -> float | None:
+    value = agg.get(key, {}).get("mean")
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def time_ratio(res: dict, label: str, reference: str) -> float | None:
+    """Mean time to goal of ``label`` over ``reference``'s on one entry (``None`` unless both
+    have agents that arrived)."""
+    mine, theirs = _mean(res[label], "time_to_goal"), _mean(res[reference], "time_to_goal")
+    return None if mine is None or theirs is None or theirs <= 0 else mine / theirs
+
+
+def absolute_ok(agg: dict) -> bool:
+    """Success at least :data:`SUCCESS_FLOOR` and collision at most :data:`COLLISION_CAP`
+    (point estimates)."""
+    success, collision = _mean(agg, "success_rate"), _mean(agg, "collision_rate")
+    return success is not None and collision is not None and success >= SUCCESS_FLOOR \
+        and collision <= COLLISION_CAP
+
+
 def print_calls(report: dict, label: str, reference: str) -> None:
-    """The markdown table of one policy's calls, and the counts."""
+    """The markdown table of one policy's calls, and the counts.
+
+    Beside the paired targets: whether the policy's success and collision rates meet
+    :data:`SUCCESS_FLOOR` and :data:`COLLISION_CAP`, and its time to goal over the reference's
+    (means over the agents that arrived; the cap is :data:`TIME_RATIO_CAP`).
+    """
     calls = (report["targets"]["calls"] if report.get("targets", {}).get("policy") == label
              else missed_targets(report, label, reference=reference))
     tags = {e["name"]: e["tag"] for e in report["entries"]}
     print(f"| entry | tag | episodes | {label}: success / collision / deadlock | {reference} | "
-          f"target |")
-    print("|---|---|---:|---|---|---|")
+          f"target | success >= {SUCCESS_FLOOR:.2f}, collision <= {COLLISION_CAP:.2f} | "
+          f"time to goal / {reference}'s |")
+    print("|---|---|---:|---|---|---|---|---:|")
+    n_abs = 0
+    ratios = []
     for name, call in calls.items():
         res = report["results"][name]
         text = describe_call(call)
         if call["call"] == "missed":
             text = "**missed**" + text[len("missed"):]
+        ok = absolute_ok(res[label])
+        n_abs += ok
+        ratio = time_ratio(res, label, reference)
+        if ratio is not None:
+            ratios.append(ratio)
         print(f"| {name} | {tags[name]} | {call['episodes']} | {_rates(res[label])} | "
-              f"{_rates(res[reference])} | {text} |")
+              f"{_rates(res[reference])} | {text} | {'yes' if ok else 'no'} | "
+              f"{'-' if ratio is None else f'{ratio:.2f}'} |")
     counts = {k: sum(c["call"] == k for c in calls.values()) for k in ("met", "missed",
                                                                        "undecided")}
     print(f"\n{label}: targets met on {counts['met']} of {len(calls)} entries, missed on "
-          f"{counts['missed']}, undecided on {counts['undecided']}\n")
+          f"{counts['missed']}, undecided on {counts['undecided']}; success >= "
+          f"{SUCCESS_FLOOR:.2f} with collision <= {COLLISION_CAP:.2f} on {n_abs} of "
+          f"{len(calls)}; time to goal at most {TIME_RATIO_CAP:g}x {reference}'s on "
+          f"{sum(r <= TIME_RATIO_CAP for r in ratios)} of the {len(ratios)} entries where both "
+          f"arrive\n")
 
 
 def main(argv=None) -> int:

@@ -2,7 +2,11 @@
 validation cases for model selection, disjoint seed ranges, and targets decided on paired
 differences with follow-up episodes."""
 
+import json
 import math
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -461,3 +465,29 @@ def BenchPolicyNamed(name):  # noqa: N802
     """Pure ORCA under another label (the synthetic evaluate tells the two apart by label)."""
     return bench_module.BenchPolicy("orca", name=name)
 
+
+
+def test_suite_targets_reports_the_absolute_targets_and_the_time_ratio(tmp_path):
+    # benchmarks/suite_targets.py on a bench.json: beside the paired calls, whether success >=
+    # 0.90 with collision <= 0.05 holds and the time to goal over the reference's.
+    seeds = range(11_000, 11_040)
+    fast = _rows(seeds, lambda s: {"success_rate": 1.0, "time_to_goal": 10.0 + s % 3})
+    slow = _rows(seeds, lambda s: {"success_rate": 0.95, "collision_rate": 0.05,
+                                   "time_to_goal": 15.0})
+    never = _rows(seeds, lambda s: {"timeout_rate": 1.0, "time_to_goal": float("nan")})
+    report = _report([("quick", "standard", 4, fast, fast, False),
+                      ("slow", "standard", 4, slow, fast, False),
+                      ("stuck", "standard", 4, never, fast, False)])
+    path = tmp_path / "bench.json"
+    path.write_text(json.dumps(report))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, os.path.join(root, "benchmarks", "suite_targets.py"),
+                          str(path)], capture_output=True, text=True, timeout=120,
+                         env=dict(os.environ, PYTHONPATH=root), check=True).stdout
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[1:-1]]
+            for line in out.splitlines() if line.startswith("| ") and "---" not in line}
+    assert rows["quick"][-2:] == ["yes", "1.00"]
+    assert rows["slow"][-2:] == ["yes", f"{15.0 / 11.0:.2f}"]   # 0.95 / 0.05 is on the bounds
+    assert rows["stuck"][-2:] == ["no", "-"]                     # nobody arrived: no ratio
+    assert ("success >= 0.90 with collision <= 0.05 on 2 of 3; time to goal at most 1.3x "
+            "orca's on 1 of the 2 entries where both arrive") in out
