@@ -477,7 +477,8 @@ def test_suite_targets_reports_the_absolute_targets_and_the_time_ratio(tmp_path)
     never = _rows(seeds, lambda s: {"timeout_rate": 1.0, "time_to_goal": float("nan")})
     report = _report([("quick", "standard", 4, fast, fast, False),
                       ("slow", "standard", 4, slow, fast, False),
-                      ("stuck", "standard", 4, never, fast, False)])
+                      ("stuck", "standard", 4, never, fast, False),
+                      ("jam", "deadlock", 4, slow, never, False)])
     path = tmp_path / "bench.json"
     path.write_text(json.dumps(report))
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -489,5 +490,7 @@ def test_suite_targets_reports_the_absolute_targets_and_the_time_ratio(tmp_path)
     assert rows["quick"][-2:] == ["yes", "1.00"]
     assert rows["slow"][-2:] == ["yes", f"{15.0 / 11.0:.2f}"]   # 0.95 / 0.05 is on the bounds
     assert rows["stuck"][-2:] == ["no", "-"]                     # nobody arrived: no ratio
-    assert ("success >= 0.90 with collision <= 0.05 on 2 of 3; time to goal at most 1.3x "
-            "orca's on 1 of the 2 entries where both arrive") in out
+    assert rows["jam"][-2:] == ["-", "-"]        # a deadlock entry's target is the gain
+    assert ("success >= 0.90 with collision <= 0.05 on 2 of the 3 entries not tagged deadlock "
+            "or crush; time to goal at most 1.3x orca's on 1 of the 2 entries where both "
+            "arrive") in out
