@@ -173,7 +173,7 @@ def _eval_arguments(e: argparse.ArgumentParser) -> None:
                         "gym-collision-avoidance==0.0.3), a model file or run folder for the "
                         "default loader orca_env.policies:load_policy, a shipped policy by name "
                         "(circle_ppo, crowdnav, crowdnav_circle, crowdnav_unicycle, generalist, "
-                        "generalist_residual, generalist_sarl), or "
+                        "generalist_residual, generalist_sarl, generalist_sarl2), or "
                         "package.module:callable. A "
                         "callable is a policy, policy(observations, env) -> actions, returning "
                         "{agent: (2,) action in [-1, 1]} for exactly the live agents env.agents; "

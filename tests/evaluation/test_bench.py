@@ -286,7 +286,7 @@ def test_shipped_policies_by_name(tmp_path, monkeypatch, capsys):
               "--policy", "generalistt", "--out", "c"])
     assert exc.value.code == 2
     assert ("a shipped policy (circle_ppo, crowdnav, crowdnav_circle, crowdnav_unicycle, generalist, "
-            "generalist_residual, generalist_sarl)") \
+            "generalist_residual, generalist_sarl, generalist_sarl2)") \
         in capsys.readouterr().err
 
 

@@ -4,7 +4,9 @@
 configs/train/generalist.yaml --ship`` on a mixture of the suite's scenarios with the universal
 observation layout (plus the time feature) and the ORCA safety layer; ``generalist_residual``
 likewise from ``generalist_residual.yaml``, the first release's generalist config with residual
-actions (a correction to pure ORCA's velocity). Here
+actions (a correction to pure ORCA's velocity); ``generalist_sarl`` attends over the crowd
+(``generalist_sarl.yaml``) and ``generalist_sarl2`` is it fine-tuned (``generalist_sarl2.yaml``,
+``init``). Here
 it runs one short episode on every suite entry (the large RVO2 entries cut to a few steps, the
 others to at most 60), with the observation settings bench brings to a universal-layout model,
 and it must beat pure ORCA where that is cheap to check: the dense crossing on the suite's own
@@ -26,16 +28,18 @@ from orca_env.training.config import REPO_ROOT, load_train_config  # noqa: E402
 
 #: Shipped name -> its action mode.
 SHIPPED = {"generalist": "velocity", "generalist_residual": "residual",
-           "generalist_sarl": "velocity"}
+           "generalist_sarl": "velocity", "generalist_sarl2": "velocity"}
 both = pytest.mark.parametrize("name", sorted(SHIPPED))
 #: Shipped name -> the safety margin of its deploy section (chosen after training, on the
 #: validation suites; the residual generalist has none).
-DEPLOY = {"generalist": 0.1, "generalist_residual": 0.1, "generalist_sarl": 0.1}
+DEPLOY = {"generalist": 0.1, "generalist_residual": 0.1, "generalist_sarl": 0.1,
+          "generalist_sarl2": 0.1}
 SETTINGS = {"layout": "universal", "frame": "goal", "num_agents": 6, "num_obstacles": 4}
 #: Shipped name -> the observation settings it carries (the generalist observes the time).
 OBSERVATION = {"generalist": dict(SETTINGS, time=True), "generalist_residual": SETTINGS,
                "generalist_sarl": dict(SETTINGS, num_agents=16, num_obstacles=8, time=True,
                                        stall=True)}
+OBSERVATION["generalist_sarl2"] = OBSERVATION["generalist_sarl"]  # fine-tuned from it (init)
 
 
 def _short(entry):
@@ -138,3 +142,27 @@ def test_the_crowd_generalist_is_the_generalist_mixture_seen_as_a_set():
     assert [n for n in names if n not in added] == [e["config"] for e in gen["env"]["mixture"]]
     assert added <= set(names)
     assert sarl["env"]["rewards"] == gen["env"]["rewards"]
+
+
+def test_the_second_crowd_generalist_is_the_first_fine_tuned_where_its_header_says():
+    sarl, sarl2 = (load_train_config(os.path.join(REPO_ROOT, "configs", "train", f"{n}.yaml"))
+                   for n in ("generalist_sarl", "generalist_sarl2"))
+    assert sarl2["init"] == "generalist_sarl" and "init" not in sarl
+    for key in ("algo", "n_envs", "normalize", "policy_kwargs", "deploy"):
+        assert sarl2[key] == sarl[key], key
+    assert sarl2["env"]["observation"] == sarl["env"]["observation"]
+    assert sarl2["hyperparams"] == dict(sarl["hyperparams"], learning_rate=1e-4)
+    assert sarl2["env"]["rewards"] == dict(sarl["env"]["rewards"], time=-0.02)
+    first, second = ({e["config"]: e for e in c["env"]["mixture"]} for c in (sarl, sarl2))
+    assert list(first) == list(second)  # the same entries in the same order
+    changed = {name for name in first if first[name] != second[name]}
+    assert changed == {"doorway", "intersection", "intersection_dense", "blocks_roadmap"}
+    assert second["doorway"]["weight"] == 4
+    assert second["blocks_roadmap"]["weight"] == 1
+    assert second["blocks_roadmap"]["ranges"]["groups.1.count"] == [16, 96]
+    # Both intersections on the suites' closed arms (no pinned v0); the dense crowd range kept,
+    # so that the held-out 40-agent variant stays outside training.
+    for name in ("intersection", "intersection_dense"):
+        assert "scenario" not in second[name].get("set", {}), name
+        assert second[name]["ranges"] == first[name]["ranges"], name
+    assert second["intersection_dense"]["weight"] == 4
