@@ -16,8 +16,10 @@ import orca_env.evaluation.bench as bench_module
 from orca_env.environment import OrcaEnv
 from orca_env.evaluation import evaluate
 from orca_env.evaluation.bench import (
+    ALPHA,
     HEADLINE,
     LOOKS,
+    MARGIN,
     decide_targets,
     describe_call,
     episode_keys,
@@ -31,6 +33,7 @@ from orca_env.evaluation.bench import (
 from orca_env.evaluation.metrics import (
     METRICS,
     aggregate,
+    decidable_episodes,
     decision_interval,
     paired_difference,
     t95,
@@ -384,8 +387,9 @@ def synthetic(monkeypatch):
 
     Entry ``met`` (16 learned agents): the policy beats orca by 0.3. Entry ``missed``: it is
     0.3 worse. Entry ``borderline`` (one robot): the policy fails where orca succeeds on the
-    seeds that are 7 mod 40 (one of its own 10, one of the first 30 follow-ups): -0.05 at 40
-    episodes, the margin itself, which no number of episodes decides.
+    seeds that are 7 mod 40 (one of its own 10, one of every 40 follow-ups): about -0.025 to
+    -0.05, at or near the margin, which 109 episodes do not decide. Entry ``agree``: both bring
+    every agent home.
     """
     calls = []
 
@@ -398,6 +402,8 @@ def synthetic(monkeypatch):
                 succ = (0.8 if name == "p" else 0.5) + r
             elif entry == 102:
                 succ = (0.2 if name == "p" else 0.5) + r
+            elif entry == 104:  # both policies bring every agent home: no difference at all
+                succ = 1.0
             else:
                 succ = 0.0 if name == "p" and s % 40 == 7 else 1.0
             rows.append({"seed": s, "success_rate": succ, "collision_rate": 0.0,
@@ -427,24 +433,53 @@ entries:
     report = decide_targets(path, BenchPolicyNamed("p"), "orca")
     calls = report["targets"]["calls"]
     # Clear gains and losses are called on the entry's own 10 episodes; the borderline entry
-    # runs 20 and then 40 (the cap, 4x), on the same seeds for both policies, and stays open.
+    # (one robot) runs 20 and then 109 (the cap: 4x, 40, is raised to the fewest episodes that
+    # could meet the 0.05 margin), on the same seeds for both policies, and stays open.
     assert {k: c["label"] for k, c in calls.items()} == {
-        "met": "met", "missed": "missed", "borderline": "undecided at 40 episodes"}
+        "met": "met", "missed": "missed", "borderline": "undecided at 109 episodes"}
     entries = {e["name"]: e for e in report["entries"]}
     assert entries["met"]["episodes"] == 10 and "followup_seeds" not in entries["met"]
-    assert entries["borderline"]["followup_seeds"] == list(range(18_800, 18_830))
+    assert entries["borderline"]["followup_seeds"] == list(range(18_800, 18_899))
     by_policy = {}
     for entry, name, seeds in synthetic:
         by_policy.setdefault((entry, name), []).extend(seeds)
     assert by_policy[(103, "p")] == by_policy[(103, "orca")] == \
-        list(range(11_200, 11_210)) + list(range(18_800, 18_830))
+        list(range(11_200, 11_210)) + list(range(18_800, 18_899))
     assert report["targets"]["looks"] == LOOKS == 3 and report["targets"]["looks_run"] == 3
-    assert report["results"]["borderline"]["p"]["success_rate"]["n"] == 40
+    assert report["results"]["borderline"]["p"]["success_rate"]["n"] == 109
     assert report["differences"]["borderline"]["p"]["success_rate"]["mean"] == \
-        pytest.approx(-2 / 40)
+        pytest.approx(-4 / 109)  # seeds 11207, 18807, 18847 and 18887
     md = format_markdown(report)
-    assert "| borderline | standard | 40 | -0.050 [" in md and "undecided at 40 episodes |" in md
+    assert "| borderline | standard | 109 | -0.037 [" in md and "undecided at 109 episodes |" in md
     assert "`p`: met on 1 of 3 entries, missed on 1, undecided on 1." in md
+
+
+def test_the_cap_never_stops_an_entry_before_agreeing_episodes_can_meet_the_margin(
+        tmp_path, synthetic):
+    # Four learned agents, 5 episodes: 4x is 20 episodes, at which episodes that never differ
+    # still bound the difference only to +-0.052 (the Wilson floor at the level of three
+    # looks), wider than the 0.05 margin: such an entry could never be called. The last look
+    # runs it to 23, where the floor is 0.0499.
+    path = _suite(tmp_path, """
+seed: 11000
+episodes: 5
+followup_seeds: [18800, 18999]
+entries:
+  - {name: agree, config: crowdnav_circle, tag: standard, seed_offset: 0,
+     set: {max_steps: 104, groups.0.count: 4}}
+""")
+    level = 1 - ALPHA / LOOKS
+    assert decidable_episodes(MARGIN, level=level, resolution=0.25) == 23
+    assert decision_interval(20, 0.0, 0.0, level=level, resolution=0.25)[1] > MARGIN
+    report = decide_targets(path, BenchPolicyNamed("p"), "orca")
+    call = report["targets"]["calls"]["agree"]
+    assert report["entries"][0]["num_learned"] == 4
+    assert call["label"] == "met" and call["episodes"] == 23
+    assert report["entries"][0]["followup_seeds"] == list(range(18_800, 18_818))
+    # One robot needs 109 agreeing episodes to call a target within 0.05.
+    assert decidable_episodes(MARGIN, level=level) == 109
+    assert decision_interval(108, 0.0, 0.0, level=level, resolution=1.0)[1] > MARGIN
+    assert decision_interval(109, 0.0, 0.0, level=level, resolution=1.0)[1] < MARGIN
 
 
 def test_decide_targets_stops_where_the_followup_seeds_end(tmp_path, synthetic):

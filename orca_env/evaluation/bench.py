@@ -131,6 +131,7 @@ from .metrics import (
     METRICS,
     SOCIAL_METRICS,
     aggregate,
+    decidable_episodes,
     decision_interval,
     format_ci,
     paired_difference,
@@ -1196,7 +1197,10 @@ def decide_targets(suite: Suite | str | os.PathLike, policy: BenchPolicy | str,
     Look 1 is :func:`run_bench` of the two policies (each entry's own episodes, ``N``). An entry
     whose call (:func:`missed_targets`) is ``undecided`` gets follow-up episodes, for both
     policies on the same seeds, up to ``2 N`` episodes at look 2, ``4 N`` at look 3, ... (``N
-    2^(looks-1)`` at the last, the cap: 200 for an entry of 50). Follow-up episode ``j`` uses
+    2^(looks-1)`` at the last, the cap: 200 for an entry of 50), and at the last look at least
+    :func:`~orca_env.evaluation.metrics.decidable_episodes` (fewer episodes, even all agreeing
+    with the reference's, cannot meet a target within ``margin``: 109 for one robot, 23 for four
+    learned agents, at three looks and 0.05). Follow-up episode ``j`` uses
     seed ``followup_seeds[0] + j``, skipping seeds whose episode the entry already ran
     (:func:`episode_keys`: a CrowdNav case repeats every 500 or 100 seeds), up to
     ``followup_seeds[1]``. An entry stays ``undecided at N episodes`` when the cap or the
@@ -1236,6 +1240,10 @@ def decide_targets(suite: Suite | str | os.PathLike, policy: BenchPolicy | str,
     report = bench.report()
     calls = missed_targets(report, p_label, **kw)
     entries = {e.name: e for e in suite.entries}
+    level = 1.0 - alpha / looks
+    floor = {r["name"]: decidable_episodes(
+        margin, level=level, resolution=1.0 / max(1, int(r.get("num_learned", 1))))
+        for r in report["entries"]}
     look = 1
     for look in range(2, looks + 1):
         want = {}
@@ -1244,7 +1252,10 @@ def decide_targets(suite: Suite | str | os.PathLike, policy: BenchPolicy | str,
             if c["call"] != "undecided" or e.seed_independent:
                 continue
             done = bench.followups[name]
-            seeds = followup_plan(suite, e, e.episodes * (2 ** (look - 1) - 1))[len(done):]
+            count = e.episodes * (2 ** (look - 1) - 1)
+            if look == looks:  # the cap: never below the count that can meet the margin
+                count = max(count, floor[name] - e.episodes)
+            seeds = followup_plan(suite, e, count)[len(done):]
             if seeds:
                 want[name] = seeds
         if not want:
