@@ -457,7 +457,7 @@ entries:
 def test_the_cap_never_stops_an_entry_before_agreeing_episodes_can_meet_the_margin(
         tmp_path, synthetic):
     # Four learned agents, 5 episodes: 4x is 20 episodes, at which episodes that never differ
-    # still bound the difference only to +-0.052 (the Wilson floor at the level of three
+    # still bound the difference only to +-0.056 (the Wilson floor at the level of three
     # looks), wider than the 0.05 margin: such an entry could never be called. The last look
     # runs it to 23, where the floor is 0.0499.
     path = _suite(tmp_path, """
