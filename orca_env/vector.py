@@ -37,8 +37,9 @@ AUTORESET_MODES = (AutoresetMode.SAME_STEP, AutoresetMode.NEXT_STEP)
 class _Ahead(NamedTuple):
     """A world's next episode, drawn ahead (:meth:`OrcaVectorEnv._draw_ahead`)."""
 
-    episode: Any  # the WorldEpisode; its ``rng`` is the twin generator, advanced by the draw
-    state: dict  # the world's generator state the draw started from
+    episode: Any  # the WorldEpisode; its ``rng`` is the world's generator
+    state: dict  # the world's generator state the draw started from (restored after it)
+    end: dict  # the generator's state the draw ended in (set at adoption)
     index: int  # the episode's index since the seed
     redraws: list  # the mixture's redraws, (k, values, exc) each, reported at adoption
     probabilities: Any  # the mixture's probabilities array the draw used (None: no mixture)
@@ -133,10 +134,11 @@ class OrcaVectorEnv(VectorEnv):
     the calling thread step the worlds, each claiming the next chunk of worlds as it finishes
     the last (the kernel releases the GIL). Meanwhile the calling thread does part of the
     resets' Python ahead: it draws the next episode of worlds (the scenario's placement, the
-    simulator; most of a reset's time) from a copy of each world's generator and with a second
-    scenario object, and a reset without a seed (autoreset, ``reset()``, ``reset_mask``) takes
-    it only if the world's generator is still where the draw started and the mixture's weights
-    are the same, so every result is bit-identical to one thread's, in both autoreset modes.
+    simulator; most of a reset's time) from each world's generator, putting its state back
+    after the draw, and with a second scenario object; a reset without a seed (autoreset,
+    ``reset()``, ``reset_mask``) takes it only if the world's generator is still where the draw
+    started and the mixture's weights are the same, so every result is bit-identical to one
+    thread's, in both autoreset modes.
     What overlaps: the draws of worlds of the package's own scenarios whose generator is not
     used during their episode (no crowd noise, no new goals for crowds, no behaviour drawing
     from it: such a world's draw is dropped at its reset and it is not drawn ahead again), and
@@ -271,19 +273,25 @@ class OrcaVectorEnv(VectorEnv):
         return False
 
     def _draw_ahead(self, b: int) -> _Ahead | None:
-        """World ``b``'s next episode, drawn now from a twin of its generator.
+        """World ``b``'s next episode, drawn now from its generator, whose state is restored.
 
         Runs on the Python thread while the pool's threads step the worlds (the batch's
         ``side_work``), so that the draws of a reset (the scenario's placement, the simulator:
-        most of a reset's Python) are out of the step that resets. The draw touches nothing
-        the world uses: it takes a copy of the generator and a second scenario object (a
-        second resolved config, or a second cache of mixture entries, swapped with the
-        world's own at adoption). It is adopted at the world's next reset without a seed only
-        if the world's generator is still in the state the draw started from (nothing drew
-        from it since: no crowd noise, no new goals, ...) and the mixture's weights are the
-        same; otherwise it is dropped and the reset draws as always, so every episode is the
-        one a reset without drawing ahead gives. A world whose draw ahead was dropped (or
-        failed) is not drawn ahead again. Draws that raise are dropped: the reset raises.
+        most of a reset's Python) are out of the step that resets. The draw leaves nothing the
+        world uses changed: it draws from the world's generator and puts back the state it
+        started from (keeping the state it ended in), and uses a second scenario object (a
+        second resolved config, or a second cache of mixture entries, swapped with the world's
+        own at adoption). It is adopted at the world's next reset without a seed only if the
+        world's generator is still in the state the draw started from (nothing drew from it
+        since: no crowd noise, no new goals, ...) and the mixture's weights are the same; the
+        generator then jumps to the end state, as if the reset had drawn. Otherwise it is
+        dropped and the reset draws as always, so every episode is the one a reset without
+        drawing ahead gives. A world whose draw ahead was dropped (or failed) is not drawn
+        ahead again. Draws that raise are dropped: the reset raises.
+
+        Drawing from the world's own generator rather than a copy saves building a generator
+        per draw (its bit generator, seed sequence and lock: about 10 us and a dozen objects
+        for the garbage collector, on the thread the two-thread step waits for).
         """
         rng = self._rngs[b]
         noisy = self._batch._settings.noisy[b]  # crowd noise draws every step: never valid
@@ -292,9 +300,6 @@ class OrcaVectorEnv(VectorEnv):
             return None
         bg = rng.bit_generator
         state = bg.state
-        twin_bg = type(bg)(0)
-        twin_bg.state = state
-        twin = np.random.Generator(twin_bg)
         redraws: list = []
         index = self._seed_episodes[b] + 1
         try:
@@ -305,25 +310,29 @@ class OrcaVectorEnv(VectorEnv):
                 entries = self._entry_configs[b]
             else:
                 wc, entries = self._configs[b], self._ahead_entries[b]
-            ep, _, _ = draw_episode(wc, self._mixture, entries, twin, int(self._rng_seeds[b]),
+            ep, _, _ = draw_episode(wc, self._mixture, entries, rng, int(self._rng_seeds[b]),
                                     index, lambda *a: redraws.append(a))
+            end = bg.state
         except Exception:  # noqa: BLE001 (the reset draws again and raises)
             self._ahead_off[b] = True
             return None
+        finally:
+            bg.state = state
         probs = None if self._mixture is None else self._mixture.probabilities
-        return _Ahead(ep, state, index, redraws, probs)
+        return _Ahead(ep, state, end, index, redraws, probs)
 
     def _adopt(self, b: int, ahead: _Ahead | None) -> Any:
         """The episode drawn ahead for world ``b`` if it is the one a reset draws now, else None."""
         if ahead is None:
             return None
         m = self._mixture
-        if ahead.index != self._seed_episodes[b] + 1 or \
-                (m is not None and m.probabilities is not ahead.probabilities) or \
-                self._rngs[b].bit_generator.state != ahead.state:
+        bg = self._rngs[b].bit_generator
+        if ahead.index != self._seed_episodes[b] + 1 or ahead.episode.rng is not self._rngs[b] \
+                or (m is not None and m.probabilities is not ahead.probabilities) \
+                or bg.state != ahead.state:
             self._ahead_off[b] = True
             return None
-        self._rngs[b] = ahead.episode.rng
+        bg.state = ahead.end
         self._seed_episodes[b] = ahead.index
         self._ahead_used += 1
         if m is None:
