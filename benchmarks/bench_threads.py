@@ -16,10 +16,14 @@ one-thread env, runs it, then the two-thread env) gave ratios from 1.15 to 2.4 f
 Between its blocks the two-thread env's pool sleeps (its threads spin for about 2 ms after a
 call), so each block's first call wakes it: one call in ``--block``.
 
+``--no-ahead`` adds a third env, two threads without drawing episodes ahead (its batch's
+``side_work`` off: every reset draws on the Python thread), taking its turns with the others,
+and prints its ratio to one thread too: what drawing ahead is worth on this machine.
+
 Usage:
 
     python benchmarks/bench_threads.py [--config circle_dense] [--worlds 256] [--steps 1500]
-        [--reps 5] [--block 25] [--mode same_step|next_step] [--seed 0]
+        [--reps 5] [--block 25] [--mode same_step|next_step] [--seed 0] [--no-ahead]
 """
 
 import argparse
@@ -34,14 +38,19 @@ from orca_env import pipeline, vector
 from orca_env.vector import OrcaVectorEnv
 
 _CALL, _RESET_WORLDS = pipeline.WorldBatch._call, vector.OrcaVectorEnv._reset_worlds
+#: The variant ``--no-ahead`` adds: two threads, no episodes drawn ahead.
+NO_AHEAD = "2-no-ahead"
 
 
 class Run:
     """One env stepping ``steps`` steps after a seeded reset, with its time split and digest."""
 
-    def __init__(self, config, worlds, threads, mode, seed):
+    def __init__(self, config, worlds, variant, mode, seed):
+        threads = 2 if variant == NO_AHEAD else variant
         self.env = OrcaVectorEnv(config, worlds, seed=seed, num_threads=threads,
                                  autoreset_mode=mode)
+        if variant == NO_AHEAD:
+            self.env._batch.side_work = None  # every reset draws its episodes itself
         self.seed = seed
 
     def start(self, actions):
@@ -100,24 +109,24 @@ class Run:
         self.env.close()
 
 
-def rep(args, actions, runs):
-    """One repetition: {threads: Run.finish()}."""
+def rep(args, actions, runs, variants):
+    """One repetition: {variant: Run.finish()}."""
     timed = actions[3:]
     if args.block <= 0:  # whole runs, one after the other
         out = {}
-        for threads in (1, 2):
-            r = Run(args.config, args.worlds, threads, args.mode, args.seed)
+        for variant in variants:
+            r = Run(args.config, args.worlds, variant, args.mode, args.seed)
             r.start(actions)
             r.steps(timed)
-            out[threads] = r.finish()
+            out[variant] = r.finish()
             r.close()
         return out
     for r in runs.values():
         r.start(actions)
     for k, t in enumerate(range(0, args.steps, args.block)):
-        for threads in ((1, 2) if k % 2 == 0 else (2, 1)):
-            runs[threads].steps(timed[t:t + args.block])
-    return {threads: r.finish() for threads, r in runs.items()}
+        for variant in (variants if k % 2 == 0 else variants[::-1]):
+            runs[variant].steps(timed[t:t + args.block])
+    return {variant: r.finish() for variant, r in runs.items()}
 
 
 def main():
@@ -134,6 +143,8 @@ def main():
     ap.add_argument("--mode", default="same_step", help="autoreset mode: same_step (default) "
                     "or next_step")
     ap.add_argument("--seed", type=int, default=0, help="seed of world 0 (default 0)")
+    ap.add_argument("--no-ahead", action="store_true", help="also run two threads without "
+                    "drawing episodes ahead (a third env taking its turns with the others)")
     args = ap.parse_args()
     for name in ("worlds", "steps", "reps"):
         if getattr(args, name) < 1:
@@ -145,23 +156,28 @@ def main():
     probe.close()
     actions = np.random.default_rng(args.seed).uniform(-1, 1, (args.steps + 3, n, 2))
     load0 = open("/proc/loadavg").read().split()[:3]
-    ratios, digests, drawn = [], set(), []
+    variants = (1, 2, NO_AHEAD) if args.no_ahead else (1, 2)
+    ratios, no_ahead, digests, drawn = [], [], set(), []
     how = f"blocks of {args.block} steps in turn" if args.block else "whole runs in turn"
     print(f"{args.config}, {args.worlds} worlds, {args.steps} steps, {args.mode}, {how}")
-    print("rep  threads  wall (s)  kernel  resets  rest   drawn ahead and used")
+    print("rep  threads     wall (s)  kernel  resets  rest   drawn ahead and used")
     runs = {} if args.block <= 0 else \
-        {t: Run(args.config, args.worlds, t, args.mode, args.seed) for t in (1, 2)}
+        {v: Run(args.config, args.worlds, v, args.mode, args.seed) for v in variants}
     try:
         for r in range(args.reps):
-            got = rep(args, actions, runs)
-            for threads, (wall, kernel, resets, used, digest) in got.items():
+            got = rep(args, actions, runs, variants)
+            for variant, (wall, kernel, resets, used, digest) in got.items():
                 digests.add(digest)
-                if threads == 2:
+                if variant == 2:
                     drawn.append(used)
-                print(f"{r:3d}  {threads:7d}  {wall:8.3f}  {kernel:6.3f}  {resets:6.3f}  "
+                print(f"{r:3d}  {str(variant):10s}  {wall:8.3f}  {kernel:6.3f}  {resets:6.3f}  "
                       f"{wall - kernel - resets:5.3f}  {used}")
             ratios.append(got[1][0] / got[2][0])
-            print(f"     1 thread / 2 threads: {ratios[-1]:.2f}")
+            line = f"     1 thread / 2 threads: {ratios[-1]:.2f}"
+            if args.no_ahead:
+                no_ahead.append(got[1][0] / got[NO_AHEAD][0])
+                line += f"; without drawing ahead: {no_ahead[-1]:.2f}"
+            print(line)
     finally:
         for run in runs.values():
             run.close()
@@ -169,11 +185,16 @@ def main():
     print(f"load average before {' '.join(load0)}, after {' '.join(load1)}")
     print(f"speed-up (1 thread / 2 threads): median {statistics.median(ratios):.2f}, "
           f"min {min(ratios):.2f}, max {max(ratios):.2f}")
+    if args.no_ahead:
+        print(f"speed-up without drawing ahead: median {statistics.median(no_ahead):.2f}, "
+              f"min {min(no_ahead):.2f}, max {max(no_ahead):.2f}")
     print(f"outputs bit-identical across threads and repetitions: {len(digests) == 1}")
-    print(json.dumps({"ratios": [round(x, 3) for x in ratios], "identical": len(digests) == 1,
-                      "drawn_ahead_used": drawn, "block": args.block, "load_before": load0,
-                      "load_after": load1}))
-
+    out = {"ratios": [round(x, 3) for x in ratios], "identical": len(digests) == 1,
+           "drawn_ahead_used": drawn, "block": args.block, "load_before": load0,
+           "load_after": load1}
+    if args.no_ahead:
+        out["ratios_no_ahead"] = [round(x, 3) for x in no_ahead]
+    print(json.dumps(out))
 
 if __name__ == "__main__":
     main()

@@ -32,3 +32,12 @@ def test_bad_arguments_are_named():
     proc = subprocess.run([sys.executable, SCRIPT, "--block", "-1"], capture_output=True,
                           text=True, timeout=120, cwd=ROOT, env=env)
     assert proc.returncode != 0 and "--block must be >= 0, got -1" in proc.stderr
+
+
+def test_no_ahead_adds_a_third_env_with_the_same_bits():
+    stdout, out = _run("--steps", "60", "--reps", "1", "--block", "10", "--no-ahead")
+    assert out["identical"] is True  # the env without drawing ahead gives the same outputs
+    assert len(out["ratios_no_ahead"]) == 1 and out["ratios_no_ahead"][0] > 0
+    assert "2-no-ahead" in stdout and "without drawing ahead" in stdout
+    stdout, out = _run("--steps", "20", "--reps", "1", "--block", "0", "--no-ahead")
+    assert out["identical"] is True and len(out["ratios_no_ahead"]) == 1
