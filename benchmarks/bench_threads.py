@@ -40,6 +40,8 @@ from orca_env.vector import OrcaVectorEnv
 _CALL, _RESET_WORLDS = pipeline.WorldBatch._call, vector.OrcaVectorEnv._reset_worlds
 #: The variant ``--no-ahead`` adds: two threads, no episodes drawn ahead.
 NO_AHEAD = "2-no-ahead"
+#: Steps whose outputs are kept before they are hashed (outside the timing).
+HASH_EVERY = 25
 
 
 class Run:
@@ -66,9 +68,9 @@ class Run:
     def steps(self, actions):
         """Step through ``actions``, timing the steps and their kernel calls and resets.
 
-        The outputs are hashed every 25 steps, outside the timing: keeping every output of a
-        long run (about 1 GB at 1500 steps of 4096 rows) made the first repetition pay its page
-        faults.
+        The outputs are hashed every :data:`HASH_EVERY` steps, outside the timing: keeping every
+        output of a long run (about 1 GB at 1500 steps of 4096 rows) made the first repetition
+        pay its page faults.
         """
         spent, v = self.spent, self.env
 
@@ -85,10 +87,10 @@ class Run:
         vector.OrcaVectorEnv._reset_worlds = timed(_RESET_WORLDS, "resets")
         h = self.digest
         try:
-            for i in range(0, len(actions), 25):
+            for i in range(0, len(actions), HASH_EVERY):
                 outs = []
                 t0 = time.perf_counter()
-                for a in actions[i:i + 25]:
+                for a in actions[i:i + HASH_EVERY]:
                     outs.append(v.step(a))
                 spent["wall"] += time.perf_counter() - t0
                 for obs, rew, term, trunc, info in outs:
@@ -136,8 +138,8 @@ def main():
     ap.add_argument("--worlds", type=int, default=256, help="worlds (default 256)")
     ap.add_argument("--steps", type=int, default=1500, help="timed steps per run (default "
                     "1500; at 300 the ratios of one invocation spread from 1.47 to 2.00)")
-    ap.add_argument("--reps", type=int, default=5, help="repetitions of the 1- and 2-thread "
-                    "pair (default 5)")
+    ap.add_argument("--reps", type=int, default=5, help="repetitions of the envs' turns "
+                    "(default 5)")
     ap.add_argument("--block", type=int, default=25, help="steps each env takes in turn "
                     "(default 25; 0: whole runs one after the other, a new env each)")
     ap.add_argument("--mode", default="same_step", help="autoreset mode: same_step (default) "
@@ -195,6 +197,7 @@ def main():
     if args.no_ahead:
         out["ratios_no_ahead"] = [round(x, 3) for x in no_ahead]
     print(json.dumps(out))
+
 
 if __name__ == "__main__":
     main()

@@ -290,8 +290,8 @@ class OrcaVectorEnv(VectorEnv):
         ahead again. Draws that raise are dropped: the reset raises.
 
         Drawing from the world's own generator rather than a copy saves building a generator
-        per draw (its bit generator, seed sequence and lock: about 10 us and a dozen objects
-        for the garbage collector, on the thread the two-thread step waits for).
+        per draw (a bit generator and its ``Generator``: 6.4 against 2.1 us a draw measured, on
+        the thread the two-thread step waits for).
         """
         rng = self._rngs[b]
         noisy = self._batch._settings.noisy[b]  # crowd noise draws every step: never valid
