@@ -31,11 +31,13 @@ from orca_env.evaluation.bench import (
     seed_dependence,
 )
 from orca_env.evaluation.metrics import (
+    ARRIVAL_TIMES,
     METRICS,
     aggregate,
     decidable_episodes,
     decision_interval,
     paired_difference,
+    paired_time_ratio,
     t95,
     t_quantile,
 )
@@ -326,13 +328,80 @@ def _rows(seeds, fn):
 def _report(entries):
     """A bench report of policy ``p`` and reference ``orca`` from synthetic episodes."""
     rep = {"policies": [{"label": "p"}, {"label": "orca"}], "reference": "orca", "entries": [],
-           "results": {}, "differences": {}}
+           "results": {}, "differences": {}, "time_ratios": {}}
     for name, tag, learned, p_rows, r_rows, independent in entries:
         rep["entries"].append({"name": name, "tag": tag, "num_learned": learned,
                                "episodes": len(p_rows), "seed_independent": independent})
         rep["results"][name] = {"p": aggregate(p_rows), "orca": aggregate(r_rows)}
         rep["differences"][name] = {"p": paired_difference(p_rows, r_rows, HEADLINE)}
+        rep["time_ratios"][name] = {"p": paired_time_ratio(p_rows, r_rows)}
     return rep
+
+
+def _arrivals(times):
+    """Episode fields of learned agents arriving at ``times`` (None: did not arrive)."""
+    ok = [t for t in times if t is not None]
+    return {ARRIVAL_TIMES: list(times), "success_rate": len(ok) / len(times),
+            "time_to_goal": sum(ok) / len(ok) if ok else None}
+
+
+def test_paired_time_ratio_pairs_agents_by_seed_and_slot():
+    # Hand-computed: two episodes pair agents (seed 2's second agent arrived in one run only),
+    # seed 3 pairs none, seed 4 has no reference episode.
+    mine = [dict(seed=1, **_arrivals([10.0, 12.0])), dict(seed=2, **_arrivals([9.0, 30.0])),
+            dict(seed=3, **_arrivals([None, 8.0])), dict(seed=4, **_arrivals([5.0, 5.0]))]
+    ref = [dict(seed=3, **_arrivals([7.0, None])), dict(seed=2, **_arrivals([6.0, None])),
+           dict(seed=1, **_arrivals([8.0, 8.0]))]
+    r = paired_time_ratio(mine, ref)
+    # Sums per episode: seed 1 (22, 16), seed 2 (9, 6): R = 31 / 22.
+    ratio = 31.0 / 22.0
+    resid = (22.0 - ratio * 16.0) ** 2 + (9.0 - ratio * 6.0) ** 2
+    half = t95(1) * math.sqrt(resid / 2.0) / 11.0
+    assert r["ratio"] == pytest.approx(ratio)
+    assert (r["ci95_low"], r["ci95_high"]) == pytest.approx((ratio - half, ratio + half))
+    assert (r["episodes"], r["agents"]) == (2, 3)
+    # Swapped roles: the ratio inverts.
+    assert paired_time_ratio(ref, mine)["ratio"] == pytest.approx(22.0 / 31.0)
+    # Episodes without arrival times (an older report) pair nothing.
+    old = [{k: v for k, v in e.items() if k != ARRIVAL_TIMES} for e in mine]
+    assert paired_time_ratio(old, ref) == {"ratio": None, "ci95_low": None, "ci95_high": None,
+                                           "ci_method": "ratio_delta_t", "episodes": 0,
+                                           "agents": 0}
+    # One episode: a ratio without an interval.
+    one = paired_time_ratio(mine[:1], ref)
+    assert one["ratio"] == pytest.approx(22.0 / 16.0) and one["ci95_low"] is None
+    with pytest.raises(ValueError, match="seed 1 has 3 learned agents in one run and 2"):
+        paired_time_ratio([dict(seed=1, **_arrivals([1.0, 1.0, 1.0]))], ref)
+
+
+def test_paired_time_ratio_is_free_of_the_survivors_bias():
+    # The reference loses three of four agents in every episode and keeps its fastest; the
+    # policy brings all four home, the same agent 20% later. The ratio of the two runs' means
+    # (what time_to_goal compares) says 3.3x; paired by agent it is 1.2x.
+    seeds = range(40)
+    ref = [dict(seed=s, **_arrivals([5.0 + s % 2, None, None, None])) for s in seeds]
+    mine = [dict(seed=s, **_arrivals([1.2 * (5.0 + s % 2), 20.0, 20.0, 20.0])) for s in seeds]
+    means = aggregate(mine)["time_to_goal"]["mean"] / aggregate(ref)["time_to_goal"]["mean"]
+    assert means > 3.0
+    r = paired_time_ratio(mine, ref)
+    assert r["ratio"] == pytest.approx(1.2) and (r["episodes"], r["agents"]) == (40, 40)
+    assert r["ci95_low"] == pytest.approx(1.2) and r["ci95_high"] == pytest.approx(1.2)
+
+
+def test_episodes_record_when_each_successful_agent_arrived():
+    rep = evaluate("corridor", "orca", episodes=3)
+    for e in rep["episodes"]:
+        times = e[ARRIVAL_TIMES]
+        ok = [t for t in times if t is not None]
+        assert len(times) == rep["env"]["num_learned"]
+        assert len(ok) == round(e["success_rate"] * len(times))
+        if ok:
+            assert math.fsum(ok) / len(ok) == pytest.approx(e["time_to_goal"])
+            assert all(t > 0 and round(t / rep["env"]["time_step"], 9).is_integer()
+                       for t in ok)
+    assert any(len([t for t in e[ARRIVAL_TIMES] if t is not None]) for e in rep["episodes"])
+    # Not a metric: no aggregate of it.
+    assert ARRIVAL_TIMES not in rep["aggregate"]
 
 
 def test_targets_on_synthetic_outcomes_met_missed_undecided():
@@ -504,16 +573,28 @@ def BenchPolicyNamed(name):  # noqa: N802
 
 def test_suite_targets_reports_the_absolute_targets_and_the_time_ratio(tmp_path):
     # benchmarks/suite_targets.py on a bench.json: beside the paired calls, whether success >=
-    # 0.90 with collision <= 0.05 holds and the time to goal over the reference's.
+    # 0.90 with collision <= 0.05 holds, and the time to goal over the reference's, paired by
+    # agent (with its call against 1.3) and as the ratio of the two runs' means.
     seeds = range(11_000, 11_040)
-    fast = _rows(seeds, lambda s: {"success_rate": 1.0, "time_to_goal": 10.0 + s % 3})
-    slow = _rows(seeds, lambda s: {"success_rate": 0.95, "collision_rate": 0.05,
-                                   "time_to_goal": 15.0})
-    never = _rows(seeds, lambda s: {"timeout_rate": 1.0, "time_to_goal": float("nan")})
+
+    def arrive(times, **fields):
+        return lambda s: dict(_arrivals(times(s)), **fields)
+
+    fast = _rows(seeds, arrive(lambda s: [10.0 + s % 3] * 4))
+    slow = _rows(seeds, arrive(lambda s: [15.0] * 4, collision_rate=0.05))
+    never = _rows(seeds, arrive(lambda s: [None] * 4, timeout_rate=1.0))
+    # The reference keeps one agent of four, its fastest; the policy all four, that one 10%
+    # later: 1.1x paired, 1.9x as a ratio of the means.
+    survivor = _rows(seeds, arrive(lambda s: [10.0 + s % 3, None, None, None],
+                                   collision_rate=0.75))
+    all_home = _rows(seeds, arrive(lambda s: [1.1 * (10.0 + s % 3), 25.0, 25.0, 25.0]))
     report = _report([("quick", "standard", 4, fast, fast, False),
                       ("slow", "standard", 4, slow, fast, False),
                       ("stuck", "standard", 4, never, fast, False),
-                      ("jam", "deadlock", 4, slow, never, False)])
+                      ("jam", "deadlock", 4, slow, never, False),
+                      ("crush", "crush", 4, all_home, survivor, False),
+                      # A seed-independent entry's one episode gives the ratio exactly.
+                      ("fixed", "deadlock", 4, slow[1:2], fast[1:2], True)])
     path = tmp_path / "bench.json"
     path.write_text(json.dumps(report))
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -522,10 +603,16 @@ def test_suite_targets_reports_the_absolute_targets_and_the_time_ratio(tmp_path)
                          env=dict(os.environ, PYTHONPATH=root), check=True).stdout
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[1:-1]]
             for line in out.splitlines() if line.startswith("| ") and "---" not in line}
-    assert rows["quick"][-2:] == ["yes", "1.00"]
-    assert rows["slow"][-2:] == ["yes", f"{15.0 / 11.0:.2f}"]   # 0.95 / 0.05 is on the bounds
-    assert rows["stuck"][-2:] == ["no", "-"]                     # nobody arrived: no ratio
-    assert rows["jam"][-2:] == ["-", "-"]        # a deadlock entry's target is the gain
+    assert rows["quick"][-4:] == ["yes", "1.00 [1.00, 1.00] (160)", "met", "1.00"]
+    # 15 s against 10-12 s: 1.36 paired, its interval above 1.3. 0.95 / 0.05 is on the bounds.
+    assert rows["slow"][-4][:3] == "yes" and rows["slow"][-2:] == ["missed", f"{15.0 / 11.0:.2f}"]
+    assert rows["slow"][-3].startswith(f"{15.0 / 11.0:.2f} [")
+    assert rows["stuck"][-4:] == ["no", "-", "-", "-"]  # nobody arrived: no ratio
+    assert rows["jam"][-4:] == ["-", "-", "-", "-"]     # a deadlock entry's target is the gain
+    assert rows["crush"][-3:] == ["1.10 [1.10, 1.10] (40)", "met",
+                                  f"{(1.1 * 11.0 + 75.0) / 4 / 11.0:.2f}"]
+    assert rows["fixed"][-3:] == [f"{15.0 / 10.0:.2f} (4)", "missed", f"{15.0 / 10.0:.2f}"]
     assert ("success >= 0.90 with collision <= 0.05 on 2 of the 3 entries not tagged deadlock "
-            "or crush; time to goal at most 1.3x orca's on 1 of the 2 entries where both "
-            "arrive") in out
+            "or crush; time to goal at most 1.3x orca's, paired by agent: met on 2, missed on 2, "
+            "undecided on 0 of the 4 entries where some agent arrives in both runs (ratio of the "
+            "means at most 1.3 on 1 of 4)") in out

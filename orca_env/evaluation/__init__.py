@@ -20,12 +20,14 @@ from __future__ import annotations
 from .episode_log import LOG_FORMAT, EpisodeLog, EpisodeRecorder, load_log, replay, snapshot
 from .metrics import (
     ALL_METRICS,
+    ARRIVAL_TIMES,
     METRICS,
     OVERLAP_METRICS,
     SOCIAL_METRICS,
     aggregate,
     format_ci,
     format_table,
+    paired_time_ratio,
     report_hash,
     report_json,
     t95,
@@ -53,8 +55,9 @@ __all__ = [
     "EVAL_SEED_BASE", "EVAL_SEEDS", "DEFAULT_LOADER", "REPORT_FORMAT", "Policy", "OrcaPolicy",
     "RandomPolicy", "eval_seeds", "is_eval_seed", "resolve_policy", "run_episode", "evaluate",
     # metrics
-    "METRICS", "OVERLAP_METRICS", "SOCIAL_METRICS", "ALL_METRICS", "t95", "wilson95",
-    "aggregate", "format_ci", "report_json", "report_hash", "write_csv", "format_table",
+    "METRICS", "OVERLAP_METRICS", "SOCIAL_METRICS", "ALL_METRICS", "ARRIVAL_TIMES", "t95",
+    "wilson95", "aggregate", "paired_time_ratio", "format_ci", "report_json", "report_hash",
+    "write_csv", "format_table",
     # plots
     "plot_trajectories", "trajectory_figure",
     # episode logs

@@ -135,6 +135,7 @@ from .metrics import (
     decision_interval,
     format_ci,
     paired_difference,
+    paired_time_ratio,
     report_hash,
     report_json,
     social_metric_definitions,
@@ -160,7 +161,8 @@ __all__ = ["BENCH_FORMAT", "DEFAULT_SUITE", "HEADLINE", "SOCIAL_TABLE", "DEPLOY_
            "ALPHA", "MARGIN", "GAIN", "GAIN_TAGS", "SuiteEntry", "Suite", "BenchPolicy",
            "load_suite", "seed_dependence", "episode_keys", "followup_plan", "run_bench",
            "decide_targets",
-           "missed_targets", "describe_call", "write_bench", "format_markdown", "bench_figure",
+           "missed_targets", "describe_call", "ratio_cell", "write_bench", "format_markdown",
+           "bench_figure",
            "plot_bench"]
 
 #: Format tag of ``bench.json``.
@@ -961,6 +963,10 @@ class _Bench:
                                           HEADLINE)
                    for lab in labels if lab != reference}
             for name, runs_ in self.reps.items()}
+        time_ratios = {} if reference is None else {
+            name: {lab: paired_time_ratio(runs_[lab]["episodes"], runs_[reference]["episodes"])
+                   for lab in labels if lab != reference}
+            for name, runs_ in self.reps.items()}
         suite = self.suite
         return {
             "format": BENCH_FORMAT,
@@ -980,6 +986,7 @@ class _Bench:
                         for e, _, _, _ in self.prepared},
             "reference": reference,
             "differences": differences,
+            "time_ratios": time_ratios,
             "ci95": "mean over episodes with a 95% interval [ci95_low, ci95_high]: Wilson score "
                     "for the 0/1 metric all_success, Student-t clipped to [0, 1] for fractions, "
                     "Student-t otherwise (ci95 = half its width); a seed-independent entry's "
@@ -1033,7 +1040,10 @@ def run_bench(suite: Suite | str | os.PathLike, policies: Sequence[BenchPolicy |
         policies are compared with: pure ORCA with its safety layer if it runs, else the first
         policy; ``None`` for a single policy), ``differences`` (``{entry: {policy label:
         {metric: difference}}}`` for the :data:`HEADLINE` rates: policy minus reference, paired
-        by seed, from :func:`~orca_env.evaluation.metrics.paired_difference`), ``ci95`` (how
+        by seed, from :func:`~orca_env.evaluation.metrics.paired_difference`), ``time_ratios``
+        (``{entry: {policy label: ratio}}``: time to goal over the reference's, paired by seed
+        and agent over the agents that arrived in both, from
+        :func:`~orca_env.evaluation.metrics.paired_time_ratio`), ``ci95`` (how
         intervals are computed) and ``social`` (the personal-space radius and the discomfort
         distance of the social metrics, m). Nothing in it depends on the host, the paths or
         the time.
@@ -1392,17 +1402,22 @@ def format_markdown(report: dict) -> str:
         lines += ["",
                   f"Differences to `{ref}`, paired by seed: mean and 95% interval over episodes of "
                   f"(policy - {ref}); an interval that holds 0 does not tell the two apart, one "
-                  f"of zero width means every episode gave the same difference.",
+                  f"of zero width means every episode gave the same difference. Time to goal: "
+                  f"the policy's over `{ref}`'s, paired by seed and agent over the agents that "
+                  f"arrived in both, with its 95% interval and the agents it pairs.",
                   "",
-                  "| entry | policy | " + " | ".join(heads) + " |",
-                  "|---|---|" + "---:|" * len(heads)]
+                  "| entry | policy | " + " | ".join(heads) + " | time to goal, paired ratio |",
+                  "|---|---|" + "---:|" * (len(heads) + 1)]
+        ratios = report.get("time_ratios", {})
         for e in report["entries"]:
             for p in report["policies"]:
                 if p["label"] == ref:
                     continue
                 diff = report["differences"][e["name"]][p["label"]]
+                ratio = ratios.get(e["name"], {}).get(p["label"])
                 lines.append(f"| {e['name']} | {_md(p['label'])} | "
-                             + " | ".join(_diff_cell(diff[m]) for m in HEADLINE) + " |")
+                             + " | ".join(_diff_cell(diff[m]) for m in HEADLINE)
+                             + f" | {ratio_cell(ratio)} |")
     lines += _targets_markdown(report)
     lines += _social_markdown(report)
     return "\n".join(lines) + "\n"
@@ -1535,6 +1550,15 @@ def _md(text: str) -> str:
 def _signed(x: float) -> str:
     text = f"{x:+.3f}"  # three decimals: rare events (a deadlock in 400 agents) stay visible
     return "+0.000" if text == "-0.000" else text
+
+
+def ratio_cell(r: dict | None) -> str:
+    """A :func:`~orca_env.evaluation.metrics.paired_time_ratio` as ``1.12 [1.05, 1.19] (96)``
+    (the agents it pairs in brackets), ``-`` when no agent pairs."""
+    if r is None or r["ratio"] is None:
+        return "-"
+    iv = "" if r["ci95_low"] is None else f" [{r['ci95_low']:.2f}, {r['ci95_high']:.2f}]"
+    return f"{r['ratio']:.2f}{iv} ({r['agents']})"
 
 
 def _diff_cell(a: dict) -> str:

@@ -6,7 +6,13 @@ import pytest
 import orca_env
 from orca_env.collisions import agent_collisions, agent_collisions_crowdnav, obstacle_collisions
 from orca_env.config import load_config, tolerance_parts
-from orca_env.evaluation import METRICS, OVERLAP_METRICS, SOCIAL_METRICS, evaluate
+from orca_env.evaluation import (
+    ARRIVAL_TIMES,
+    METRICS,
+    OVERLAP_METRICS,
+    SOCIAL_METRICS,
+    evaluate,
+)
 from orca_env.scenarios import SpawnError
 
 
@@ -157,7 +163,8 @@ def test_overlap_metrics_only_with_the_size_aware_form_or_on_request():
     # The social-navigation metrics come after the others in every report.
     assert list(plain["metrics"]) == [*METRICS, *SOCIAL_METRICS]
     assert set(plain["aggregate"]) == {*METRICS, *SOCIAL_METRICS}
-    assert all(set(e) == {"seed", *METRICS, *SOCIAL_METRICS} for e in plain["episodes"])
+    assert all(set(e) == {"seed", *METRICS, *SOCIAL_METRICS, ARRIVAL_TIMES}
+               for e in plain["episodes"])
 
     asked = evaluate("circle_dense", "orca", episodes=2, overlap_metrics=True)
     rel = evaluate("circle_dense", "orca", episodes=2,

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from orca_env.evaluation import (
+    ARRIVAL_TIMES,
     EVAL_SEED_BASE,
     METRICS,
     SOCIAL_METRICS,
@@ -121,7 +122,7 @@ def test_orca_baseline_metrics_are_complete_and_sane(config, episodes, min_succe
     assert set(rep["aggregate"]) == {*METRICS, *SOCIAL_METRICS} == set(rep["metrics"])
     max_steps = rep["config"]["max_steps"] or 10**9
     for ep in rep["episodes"]:
-        assert set(ep) == {"seed", *METRICS, *SOCIAL_METRICS}
+        assert set(ep) == {"seed", *METRICS, *SOCIAL_METRICS, ARRIVAL_TIMES}
         for k in RATES:
             assert 0.0 <= ep[k] <= 1.0, (k, ep[k])
         # Final outcomes are exclusive (with on_collision: terminate, a collision ends it).

@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 
 from orca_env.codes import Population
-from orca_env.evaluation import METRICS, SOCIAL_METRICS, evaluate, format_table, report_json
+from orca_env.evaluation import (
+    ARRIVAL_TIMES,
+    METRICS,
+    SOCIAL_METRICS,
+    evaluate,
+    format_table,
+    report_json,
+)
 from orca_env.evaluation import social as so
 from orca_env.evaluation.bench import format_markdown, run_bench
 from orca_env.evaluation.social import (
@@ -285,7 +292,7 @@ def test_reports_hold_the_social_metrics_and_the_old_values_stay(monkeypatch):
     assert list(rep["metrics"]) == [*METRICS, *SOCIAL_METRICS]
     assert rep["social"] == {"personal_space": 0.5, "discomfort_distance": 0.2}
     for ep in rep["episodes"]:
-        assert list(ep) == ["seed", *METRICS, *SOCIAL_METRICS]
+        assert list(ep) == ["seed", *METRICS, *SOCIAL_METRICS, ARRIVAL_TIMES]
         # The robot's only neighbours are the humans (no obstacles): the swept clearance is at
         # most the end-of-step separation; both paths are measured on the straight line.
         assert ep["min_distance_to_humans"] <= ep["min_separation"] + 1e-12
@@ -301,7 +308,7 @@ def test_reports_hold_the_social_metrics_and_the_old_values_stay(monkeypatch):
     monkeypatch.setattr("orca_env.evaluation.suite.SocialRecorder", NoSocial)
     bare = evaluate(CROWDNAV, "orca", episodes=2)
     for e, b in zip(rep["episodes"], bare["episodes"], strict=True):
-        assert {k: e[k] for k in ("seed", *METRICS)} == b
+        assert {k: e[k] for k in ("seed", *METRICS, ARRIVAL_TIMES)} == b
     assert {k: rep["aggregate"][k] for k in METRICS} == \
         {k: bare["aggregate"][k] for k in METRICS}
 
