@@ -128,9 +128,11 @@ def print_calls(report: dict, label: str, reference: str) -> None:
         tcall = time_call(paired, exact[name])
         if tcall is not None:
             time_calls.append(tcall)
+        absolute = "-" if ok is None else "yes" if ok else "no"
+        means = "-" if ratio is None else f"{ratio:.2f}"
         print(f"| {name} | {tags[name]} | {call['episodes']} | {_rates(res[label])} | "
-              f"{_rates(res[reference])} | {text} | {'-' if ok is None else 'yes' if ok else 'no'} | "
-              f"{ratio_cell(paired)} | {tcall or '-'} | {'-' if ratio is None else f'{ratio:.2f}'} |")
+              f"{_rates(res[reference])} | {text} | {absolute} | {ratio_cell(paired)} | "
+              f"{tcall or '-'} | {means} |")
     counts = {k: sum(c["call"] == k for c in calls.values()) for k in ("met", "missed",
                                                                        "undecided")}
     print(f"\n{label}: targets met on {counts['met']} of {len(calls)} entries, missed on "

@@ -1553,8 +1553,11 @@ def _signed(x: float) -> str:
 
 
 def ratio_cell(r: dict | None) -> str:
-    """A :func:`~orca_env.evaluation.metrics.paired_time_ratio` as ``1.12 [1.05, 1.19] (96)``
-    (the agents it pairs in brackets), ``-`` when no agent pairs."""
+    """A paired time ratio as a table cell, e.g. ``1.12 [1.05, 1.19] (96)``.
+
+    ``r`` is :func:`~orca_env.evaluation.metrics.paired_time_ratio`'s result: the ratio, its
+    95% interval, and in brackets the agents it pairs; ``-`` when no agent pairs.
+    """
     if r is None or r["ratio"] is None:
         return "-"
     iv = "" if r["ci95_low"] is None else f" [{r['ci95_low']:.2f}, {r['ci95_high']:.2f}]"

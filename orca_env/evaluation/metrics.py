@@ -59,8 +59,8 @@ from ..files import atomic_write_text
 
 __all__ = ["METRICS", "OVERLAP_METRICS", "SOCIAL_METRICS", "ALL_METRICS", "ARRIVAL_TIMES",
            "social_metric_definitions", "t95", "t_quantile", "wilson95", "aggregate",
-           "paired_difference", "paired_time_ratio", "decision_interval", "decidable_episodes", "format_ci", "report_json", "report_hash",
-           "write_csv", "format_table"]
+           "paired_difference", "paired_time_ratio", "decision_interval", "decidable_episodes",
+           "format_ci", "report_json", "report_hash", "write_csv", "format_table"]
 
 #: Metric name -> (unit, definition). Per-episode values; the aggregate averages them.
 METRICS: dict[str, tuple[str, str]] = {
@@ -357,9 +357,9 @@ def paired_time_ratio(episodes: Sequence[dict], reference: Sequence[dict]) -> di
 
     Returns:
         ``{"ratio", "ci95_low", "ci95_high", "ci_method", "episodes", "agents"}``: ``ratio``
-        ``None`` when no agent pairs, the interval ``None`` below two episodes (or when every
-        episode's residual is zero, which gives a zero-width interval: then it is
-        ``[ratio, ratio]``).
+        ``None`` when no agent pairs, the interval ``None`` below two episodes (of zero width
+        when every episode's sums are in the same ratio); ``episodes`` and ``agents`` count
+        what was paired.
     """
     ref = {r["seed"]: r.get(ARRIVAL_TIMES) for r in reference}
     sums = []
@@ -371,7 +371,8 @@ def paired_time_ratio(episodes: Sequence[dict], reference: Sequence[dict]) -> di
         if len(mine) != len(theirs):
             raise ValueError(f"paired_time_ratio: seed {e['seed']} has {len(mine)} learned "
                              f"agents in one run and {len(theirs)} in the other")
-        pairs = [(a, b) for a, b in zip(mine, theirs) if a is not None and b is not None]
+        pairs = [(a, b) for a, b in zip(mine, theirs, strict=True)
+                 if a is not None and b is not None]
         if pairs:
             sums.append((math.fsum(a for a, _ in pairs), math.fsum(b for _, b in pairs)))
             agents += len(pairs)

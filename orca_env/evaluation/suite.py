@@ -480,9 +480,10 @@ def run_episode(env: Any, policy: Policy, seed: int, *, recorder: EpisodeRecorde
         out["max_overlap"] = float(overlap.max())
         out["max_overlap_relative"] = float((overlap / radii).max())
     out.update(social.metrics(success, np.asarray(env.goals)[slots]))
-    # Last (after the metrics, whose order reports keep): per agent, for the paired time-to-goal ratio (metrics.paired_time_ratio): when each
-    # successful learned agent arrived, None for the others. Not a metric (no aggregate, no
-    # CSV column): the per-episode record that pairs agents between two policies' runs.
+    # Last, after the metrics (whose order reports keep): when each successful learned agent
+    # arrived, None for the others, for the paired time-to-goal ratio
+    # (metrics.paired_time_ratio). Not a metric (no aggregate, no CSV column): the per-episode
+    # record that pairs agents between two policies' runs.
     out[ARRIVAL_TIMES] = [float(reached_at[k]) if success[k] else None for k in range(n_l)]
     return out
 
