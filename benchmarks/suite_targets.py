@@ -6,6 +6,11 @@ at least -0.05 (at least +0.15 on the ``deadlock`` and ``crush`` entries), colli
 deadlock at most +0.05. An entry is ``met`` when every interval is on its target's side,
 ``missed`` when one is wholly on the other side, else ``undecided at N episodes``.
 
+Beside them it prints issue 24's absolute targets for a generalist: success >= 0.90 with
+collision <= 0.05 (entries not tagged deadlock or crush), and time to goal at most 1.3 times the
+reference's, decided on the time ratio paired by seed and agent
+(``docs/evaluation.md#time-to-goal-paired-by-agent``).
+
 Two ways to run it:
 
     # The protocol: run the suite for the policy and pure ORCA, and give every undecided entry
