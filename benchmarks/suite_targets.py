@@ -1,4 +1,4 @@
-"""Which entries of a benchmark suite meet the targets against pure ORCA: met, missed, undecided.
+"""Which entries of a suite meet the targets against pure ORCA (rates; time, paired by agent).
 
 The targets (``docs/evaluation.md#targets``; :func:`orca_env.evaluation.bench.missed_targets`)
 are paired differences, policy minus reference on the same seeds, with their interval: success
@@ -70,16 +70,21 @@ def time_ratio(res: dict, label: str, reference: str) -> float | None:
 
 
 def time_call(ratio: dict | None, exact: bool = False) -> str | None:
-    """The time target's call on a paired ratio (``metrics.paired_time_ratio``): ``met`` when
-    its 95% interval is at most :data:`TIME_RATIO_CAP`, ``missed`` when wholly above it, else
-    ``undecided``; ``None`` when no agent arrived in both runs (or the report predates the
+    """The time target's call on a paired ratio (``metrics.paired_time_ratio``).
+
+    ``met`` when its 95% interval is at most :data:`TIME_RATIO_CAP`, ``missed`` when wholly
+    above it, else ``undecided``, as is an interval of zero width (episodes whose times all
+    agree in ratio do not bound it: the rate targets' floor has no counterpart here) or none
+    (one episode); ``None`` when no agent arrived in both runs (or the report predates the
     paired ratio). ``exact``: a seed-independent entry, whose one episode gives the ratio
-    exactly (the point is called)."""
+    exactly (the point is called). The interval is the plain 95% one over the episodes the
+    rate targets' protocol ran: the time target asks for no follow-up episodes of its own.
+    """
     if ratio is None or ratio["ratio"] is None:
         return None
     if exact:
         return "met" if ratio["ratio"] <= TIME_RATIO_CAP else "missed"
-    if ratio["ci95_low"] is None:
+    if ratio["ci95_low"] is None or ratio["ci95_low"] == ratio["ci95_high"]:
         return "undecided"
     if ratio["ci95_high"] <= TIME_RATIO_CAP:
         return "met"

@@ -370,8 +370,18 @@ def test_paired_time_ratio_pairs_agents_by_seed_and_slot():
     # One episode: a ratio without an interval.
     one = paired_time_ratio(mine[:1], ref)
     assert one["ratio"] == pytest.approx(22.0 / 16.0) and one["ci95_low"] is None
-    with pytest.raises(ValueError, match="seed 1 has 3 learned agents in one run and 2"):
+    # Bad input: an error naming the argument and the value.
+    with pytest.raises(ValueError, match="seed 1 has 3 learned agents in episodes and 2 in "
+                                         "reference"):
         paired_time_ratio([dict(seed=1, **_arrivals([1.0, 1.0, 1.0]))], ref)
+    with pytest.raises(ValueError, match="reference has seed 2 twice"):
+        paired_time_ratio(mine, ref + ref[1:2])
+    with pytest.raises(ValueError, match="episodes holds an episode without a seed"):
+        paired_time_ratio([{ARRIVAL_TIMES: [1.0]}], ref)
+    for bad in (3.0, [1.0, float("nan")], [-1.0, 2.0], ["1.0", None]):
+        with pytest.raises(ValueError, match="episodes seed 1: arrival_times must be a list of "
+                                             "finite times >= 0 or None"):
+            paired_time_ratio([{"seed": 1, ARRIVAL_TIMES: bad}], ref)
 
 
 def test_paired_time_ratio_is_free_of_the_survivors_bias():
@@ -587,8 +597,12 @@ def test_suite_targets_reports_the_absolute_targets_and_the_time_ratio(tmp_path)
     # later: 1.1x paired, 1.9x as a ratio of the means.
     survivor = _rows(seeds, arrive(lambda s: [10.0 + s % 3, None, None, None],
                                    collision_rate=0.75))
-    all_home = _rows(seeds, arrive(lambda s: [1.1 * (10.0 + s % 3), 25.0, 25.0, 25.0]))
+    all_home = _rows(seeds, arrive(lambda s: [1.1 * (10.0 + s % 3) + 0.1 * (s % 2), 25.0, 25.0,
+                                              25.0]))
+    near = _rows(seeds, arrive(lambda s: [1.05 * (10.0 + s % 3) + 0.1 * (s % 2)] * 4))
+    # Episodes whose times all agree in ratio give an interval of zero width: undecided.
     report = _report([("quick", "standard", 4, fast, fast, False),
+                      ("near", "standard", 4, near, fast, False),
                       ("slow", "standard", 4, slow, fast, False),
                       ("stuck", "standard", 4, never, fast, False),
                       ("jam", "deadlock", 4, slow, never, False),
@@ -603,16 +617,20 @@ def test_suite_targets_reports_the_absolute_targets_and_the_time_ratio(tmp_path)
                          env=dict(os.environ, PYTHONPATH=root), check=True).stdout
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[1:-1]]
             for line in out.splitlines() if line.startswith("| ") and "---" not in line}
-    assert rows["quick"][-4:] == ["yes", "1.00 [1.00, 1.00] (160)", "met", "1.00"]
+    assert rows["quick"][-4:] == ["yes", "1.000 [1.000, 1.000] (160)", "undecided", "1.00"]
+    ref_sum = sum(10.0 + s % 3 for s in seeds)
+    near_ratio = sum(1.05 * (10.0 + s % 3) + 0.1 * (s % 2) for s in seeds) / ref_sum
+    assert rows["near"][-3][:7] == f"{near_ratio:.3f} [" and rows["near"][-2] == "met"
     # 15 s against 10-12 s: 1.36 paired, its interval above 1.3. 0.95 / 0.05 is on the bounds.
     assert rows["slow"][-4][:3] == "yes" and rows["slow"][-2:] == ["missed", f"{15.0 / 11.0:.2f}"]
-    assert rows["slow"][-3].startswith(f"{15.0 / 11.0:.2f} [")
+    assert rows["slow"][-3].startswith(f"{15.0 * 40 / ref_sum:.3f} [")
     assert rows["stuck"][-4:] == ["no", "-", "-", "-"]  # nobody arrived: no ratio
     assert rows["jam"][-4:] == ["-", "-", "-", "-"]     # a deadlock entry's target is the gain
-    assert rows["crush"][-3:] == ["1.10 [1.10, 1.10] (40)", "met",
-                                  f"{(1.1 * 11.0 + 75.0) / 4 / 11.0:.2f}"]
-    assert rows["fixed"][-3:] == [f"{15.0 / 10.0:.2f} (4)", "missed", f"{15.0 / 10.0:.2f}"]
-    assert ("success >= 0.90 with collision <= 0.05 on 2 of the 3 entries not tagged deadlock "
+    crush_ratio = sum(1.1 * (10.0 + s % 3) + 0.1 * (s % 2) for s in seeds) / ref_sum
+    assert rows["crush"][-3][:7] == f"{crush_ratio:.3f} [" and rows["crush"][-3].endswith("(40)")
+    assert rows["crush"][-2] == "met" and float(rows["crush"][-1]) > 1.9  # means: 1.98
+    assert rows["fixed"][-3:] == [f"{15.0 / 10.0:.3f} (4)", "missed", f"{15.0 / 10.0:.2f}"]
+    assert ("success >= 0.90 with collision <= 0.05 on 3 of the 4 entries not tagged deadlock "
             "or crush; time to goal at most 1.3x orca's, paired by agent: met on 2, missed on 2, "
-            "undecided on 0 of the 4 entries where some agent arrives in both runs (ratio of the "
-            "means at most 1.3 on 1 of 4)") in out
+            "undecided on 1 of the 5 entries where some agent arrives in both runs (ratio of the "
+            "means at most 1.3 on 2 of 5)") in out

@@ -1553,15 +1553,16 @@ def _signed(x: float) -> str:
 
 
 def ratio_cell(r: dict | None) -> str:
-    """A paired time ratio as a table cell, e.g. ``1.12 [1.05, 1.19] (96)``.
+    """A paired time ratio as a table cell, e.g. ``1.124 [1.051, 1.197] (96)``.
 
     ``r`` is :func:`~orca_env.evaluation.metrics.paired_time_ratio`'s result: the ratio, its
-    95% interval, and in brackets the agents it pairs; ``-`` when no agent pairs.
+    95% interval, and in brackets the agents it pairs; ``-`` when no agent pairs. Three
+    decimals, so that a bound near a cap (1.3) reads on the side it lies.
     """
     if r is None or r["ratio"] is None:
         return "-"
-    iv = "" if r["ci95_low"] is None else f" [{r['ci95_low']:.2f}, {r['ci95_high']:.2f}]"
-    return f"{r['ratio']:.2f}{iv} ({r['agents']})"
+    iv = "" if r["ci95_low"] is None else f" [{r['ci95_low']:.3f}, {r['ci95_high']:.3f}]"
+    return f"{r['ratio']:.3f}{iv} ({r['agents']})"
 
 
 def _diff_cell(a: dict) -> str:

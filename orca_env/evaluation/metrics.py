@@ -357,20 +357,28 @@ def paired_time_ratio(episodes: Sequence[dict], reference: Sequence[dict]) -> di
 
     Returns:
         ``{"ratio", "ci95_low", "ci95_high", "ci_method", "episodes", "agents"}``: ``ratio``
-        ``None`` when no agent pairs, the interval ``None`` below two episodes (of zero width
-        when every episode's sums are in the same ratio); ``episodes`` and ``agents`` count
-        what was paired.
+        ``None`` when no agent pairs (or the paired reference times sum to 0), the interval
+        ``None`` below two episodes (of zero width when every episode's sums are in the same
+        ratio: episodes that all agree do not bound it); ``episodes`` and ``agents`` count what
+        was paired.
+
+    Raises:
+        ValueError: Naming the argument, on an episode without a ``seed``, a seed twice in one
+            run, arrival times that are not a list of finite times >= 0 (or None), or an
+            episode whose two runs have different numbers of learned agents.
     """
-    ref = {r["seed"]: r.get(ARRIVAL_TIMES) for r in reference}
+    ref = {}
+    for r in _seeded(reference, "reference"):
+        ref[r["seed"]] = _arrivals(r, "reference")
     sums = []
     agents = 0
-    for e in episodes:
-        mine, theirs = e.get(ARRIVAL_TIMES), ref.get(e["seed"])
+    for e in _seeded(episodes, "episodes"):
+        mine, theirs = _arrivals(e, "episodes"), ref.get(e["seed"])
         if mine is None or theirs is None:
             continue
         if len(mine) != len(theirs):
             raise ValueError(f"paired_time_ratio: seed {e['seed']} has {len(mine)} learned "
-                             f"agents in one run and {len(theirs)} in the other")
+                             f"agents in episodes and {len(theirs)} in reference")
         pairs = [(a, b) for a, b in zip(mine, theirs, strict=True)
                  if a is not None and b is not None]
         if pairs:
@@ -389,6 +397,32 @@ def paired_time_ratio(episodes: Sequence[dict], reference: Sequence[dict]) -> di
         half = t95(n - 1) * math.sqrt(resid / (n * (n - 1))) / (total_ref / n)
         row["ci95_low"], row["ci95_high"] = ratio - half, ratio + half
     return row
+
+
+def _seeded(episodes: Sequence[dict], arg: str) -> Sequence[dict]:
+    """``episodes``, checked to hold one ``seed`` each and no seed twice."""
+    seen = set()
+    for e in episodes:
+        if not isinstance(e, dict) or "seed" not in e:
+            raise ValueError(f"paired_time_ratio: {arg} holds an episode without a seed: "
+                             f"{e!r:.80}")
+        if e["seed"] in seen:
+            raise ValueError(f"paired_time_ratio: {arg} has seed {e['seed']!r} twice")
+        seen.add(e["seed"])
+    return episodes
+
+
+def _arrivals(e: dict, arg: str) -> list | None:
+    """An episode's :data:`ARRIVAL_TIMES`, checked (``None`` if it has none)."""
+    times = e.get(ARRIVAL_TIMES)
+    if times is None:
+        return None
+    if not isinstance(times, (list, tuple)) or not all(
+            t is None or (isinstance(t, (int, float)) and math.isfinite(t) and t >= 0)
+            for t in times):
+        raise ValueError(f"paired_time_ratio: {arg} seed {e['seed']!r}: {ARRIVAL_TIMES} must "
+                         f"be a list of finite times >= 0 or None, got {times!r:.80}")
+    return list(times)
 
 
 def decision_interval(n: int, mean: float, sd: float | None, *, level: float,
