@@ -352,6 +352,14 @@ def test_progress_table_figure_and_markdown(tmp_path, capsys):
     # circle_nojitter has no humans (16 learned agents): its crowd terms are undefined.
     assert "| circle_nojitter | orca | - | - | - | - | " in out
     assert "Differences to `orca`, paired by seed" in out
+    # The time to goal over orca's, paired by seed and agent: a column, and bench.json's
+    # time_ratios per entry and policy (random's agents seldom arrive: "-" where none pair).
+    assert "| entry | policy | success | collision | deadlock | timeout | time to goal, paired " \
+           "ratio |" in out
+    ratios = json.loads((tmp_path / "bench.json").read_text())["time_ratios"]
+    assert {k: set(v) for k, v in ratios.items()} == {"circle_nojitter": {"random"},
+                                                       "doorway": {"random"}}
+    assert all(r["ci_method"] == "ratio_delta_t" for v in ratios.values() for r in v.values())
     # circle_nojitter gives the same episode for every seed: one episode, no interval.
     assert "| circle_nojitter | deadlock | 16 (16) | 1 (seed-independent) | orca | 0.00 | 0.00 | " \
            "1.00 | 0.00 |" in out
