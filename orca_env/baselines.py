@@ -3,8 +3,9 @@
 Both act on the env's observation dicts like any policy (``policy(observations, env) ->
 actions``, see :mod:`orca_env.evaluation`) and draw their randomness from a generator re-seeded
 at every episode from the env's seed, so an episode depends only on its seed. The evaluation
-suite's built-in ``orca`` and ``random`` are these classes; ``orca_env.policies.orca`` and
-``orca_env.policies.random`` re-export them beside the trained-model loader.
+suite's built-in ``orca`` and ``random`` are these classes (``orca_margin`` is ``orca`` with
+:data:`ORCA_MARGIN`); ``orca_env.policies.orca`` and ``orca_env.policies.random`` re-export them
+beside the trained-model loader.
 """
 
 from __future__ import annotations
@@ -13,7 +14,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["OrcaPolicy", "RandomPolicy", "episode_rng"]
+__all__ = ["ORCA_MARGIN", "OrcaPolicy", "RandomPolicy", "episode_rng"]
+
+#: The safety margin (metres) of the evaluation suite's ``orca_margin`` baseline: pure ORCA
+#: whose agents' ORCA radius is their radius + this (``learned_orca_padding``), the margin every
+#: shipped generalist deploys with. Against it, a learned policy's gain is the learning's alone,
+#: not the margin's.
+ORCA_MARGIN = 0.1
 
 
 def episode_rng(seed: int, env: Any) -> np.random.Generator:

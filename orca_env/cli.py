@@ -153,7 +153,8 @@ def _eval_arguments(e: argparse.ArgumentParser) -> None:
         "  videos/           episode_<seed>.mp4 with --videos K\n"
         "  logs/             episode_<seed>.npz with --logs K (orca-env replay plays them)\n"
         "and then lists every file it wrote. The policy's label (table, metrics.json, video\n"
-        "titles) is its name (orca, random, cadrl, ga3c_cadrl, a shipped policy's), a run\n"
+        "titles) is its name (orca, orca_margin, random, cadrl, ga3c_cadrl, a shipped\n"
+        "policy's), a run "
         "folder's name, or NAME from\n"
         "--policy NAME=SPEC.")
     e.epilog = (
@@ -168,7 +169,9 @@ def _eval_arguments(e: argparse.ArgumentParser) -> None:
     e.add_argument("config", help="scenario config: a YAML path or a shipped config's name "
                    "(circle_dense, bottleneck, ...)")
     e.add_argument("--policy", default="orca", metavar="[NAME=]SPEC",
-                   help="orca (default), random, the published baselines cadrl and ga3c_cadrl "
+                   help="orca (default), orca_margin (pure ORCA with the 0.10 m safety margin the "
+                        "shipped generalists deploy with), random, the published baselines "
+                        "cadrl and ga3c_cadrl "
                         "(weights from gym-collision-avoidance: pip install --no-deps "
                         "gym-collision-avoidance==0.0.3), a model file or run folder for the "
                         "default loader orca_env.policies:load_policy, a shipped policy by name "
@@ -428,7 +431,9 @@ def _bench_arguments(b: argparse.ArgumentParser) -> None:
     b.add_argument("--policy", dest="policies", action=_PolicyAction, const=True,
                    metavar="[NAME=]SPEC",
                    help="a policy to run, with the safety layer as the configs set it "
-                        "(repeatable; default: orca): orca, random, cadrl, ga3c_cadrl, a model "
+                        "(repeatable; default: orca): orca, orca_margin (pure ORCA with the "
+                        "generalists' 0.10 m safety margin: what learning adds to the margin), "
+                        "random, cadrl, ga3c_cadrl, a model "
                         "file or run folder, "
                         "a shipped policy by name (generalist), or package.module:callable "
                         "(imported and called: pass only code you trust), as eval --policy, "

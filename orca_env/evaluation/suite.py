@@ -27,8 +27,11 @@ A policy is any callable ``policy(observations, env) -> actions`` (see :data:`Po
 
 It may define ``reset(seed: int)``, called before every episode with the episode's seed (for
 any randomness of its own), and ``name``. Known by name (:data:`NAMED_POLICIES`): ``orca``
-(``env.heuristic_actions()``: pure ORCA with the safety layer), ``random`` (uniform actions in
-the box, seeded per episode), and the published baselines ``cadrl`` and ``ga3c_cadrl``
+(``env.heuristic_actions()``: pure ORCA with the safety layer), ``orca_margin`` (the same with
+the 0.10 m safety margin the shipped generalists deploy with,
+:data:`~orca_env.baselines.ORCA_MARGIN`: the reference that tells what learning adds to the
+margin), ``random`` (uniform actions in the box, seeded per episode), and the published
+baselines ``cadrl`` and ``ga3c_cadrl``
 (:mod:`orca_env.policies.cadrl`; they need ``pip install --no-deps
 gym-collision-avoidance==0.0.3`` for their weights).
 Anything else is a dotted path ``package.module:attribute`` (or ``package.module.attribute``) to
@@ -68,7 +71,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from ..baselines import OrcaPolicy, RandomPolicy
+from ..baselines import ORCA_MARGIN, OrcaPolicy, RandomPolicy
 from ..codes import STATUSES, Population, Status
 from ..config import apply_policy_settings
 from ..environment import OrcaEnv
@@ -139,6 +142,7 @@ def is_eval_seed(seed: int) -> bool:
 #: The names come before files: a folder called ``orca`` or ``cadrl`` never shadows them.
 NAMED_POLICIES: dict[str, Any] = {
     "orca": OrcaPolicy,
+    "orca_margin": OrcaPolicy,
     "random": RandomPolicy,
     "cadrl": "orca_env.policies.cadrl:CadrlPolicy",
     "ga3c_cadrl": "orca_env.policies.cadrl:Ga3cCadrlPolicy",
@@ -146,7 +150,12 @@ NAMED_POLICIES: dict[str, Any] = {
 #: The env config keys a named policy needs (:func:`policy_settings`): the published
 #: baselines pick velocities.
 _NAMED_SETTINGS: dict[str, dict] = {"cadrl": {"action": "velocity"},
-                                    "ga3c_cadrl": {"action": "velocity"}}
+                                    "ga3c_cadrl": {"action": "velocity"},
+                                    "orca_margin": {"learned_orca_padding": ORCA_MARGIN}}
+#: The part of a named policy's settings that is its deploy section (:func:`policy_deploy`):
+#: ``orca_margin``'s margin, which ``--set learned_orca_padding=...`` overrides as it does a
+#: trained policy's.
+_NAMED_DEPLOY: dict[str, dict] = {"orca_margin": {"learned_orca_padding": ORCA_MARGIN}}
 
 
 def is_named_policy(spec: Any, model: Any = None) -> bool:
@@ -289,10 +298,12 @@ def policy_settings(spec: Any, model: str | os.PathLike | None = None) -> dict |
 
     Returns:
         The settings, or ``None`` (``orca``, ``random``, plain callables, loaders without a
-        hook); ``{"action": "velocity"}`` for ``cadrl`` and ``ga3c_cadrl``.
+        hook); ``{"action": "velocity"}`` for ``cadrl`` and ``ga3c_cadrl``;
+        ``{"learned_orca_padding": 0.1}`` for ``orca_margin``.
     """
     if is_named_policy(spec, model):
-        return _NAMED_SETTINGS.get(spec)
+        settings = _NAMED_SETTINGS.get(spec)
+        return None if settings is None else dict(settings)
     found = _loader_hook(spec, model, ("env_settings", "observation_settings"))
     if found is None:
         return None
@@ -312,10 +323,12 @@ def policy_deploy(spec: Any, model: str | os.PathLike | None = None) -> dict | N
     config the model was trained with.
 
     Returns:
-        The section, or ``None`` (no model, a loader without the hook, no ``deploy`` section).
+        The section, or ``None`` (no model, a loader without the hook, no ``deploy`` section);
+        ``orca_margin``'s margin for it.
     """
     if is_named_policy(spec, model):
-        return None
+        deploy = _NAMED_DEPLOY.get(spec)
+        return None if deploy is None else dict(deploy)
     found = _loader_hook(spec, model, ("deploy_settings",))
     return None if found is None else found[1]
 
