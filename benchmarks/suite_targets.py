@@ -24,7 +24,9 @@ Two ways to run it:
     python benchmarks/suite_targets.py runs/val/bench.json [--policy my_run]
 
 Choose among training runs with the ``validation`` and ``validation_heldout`` suites; the
-``standard`` and ``heldout`` suites' seeds should only report.
+``standard`` and ``heldout`` suites' seeds should only report. ``--reference orca_margin``
+decides the same targets against pure ORCA with the policies' 0.10 m safety margin (what the
+learning adds to the margin; docs/results.md, "What the margin does alone").
 """
 
 import argparse
@@ -168,7 +170,9 @@ def main(argv=None) -> int:
                         "orca-env eval --policy takes it)")
     p.add_argument("--reference", default=None,
                    help="the label to compare with (default: the bench's reference), or with "
-                        "--run the policy to compare with (default: orca)")
+                        "--run the policy to compare with (default: orca; orca_margin: pure "
+                        "ORCA with the shipped generalists' 0.10 m safety margin, to see what "
+                        "the learning adds to the margin)")
     p.add_argument("--out", default=None, help="with --run: output folder (bench.json, bench.md "
                                                "and each run's files; default: none written)")
     p.add_argument("--entries", default="", help="with --run: only these entries (comma-"
