@@ -3,18 +3,19 @@
 Both act on the env's observation dicts like any policy (``policy(observations, env) ->
 actions``, see :mod:`orca_env.evaluation`) and draw their randomness from a generator re-seeded
 at every episode from the env's seed, so an episode depends only on its seed. The evaluation
-suite's built-in ``orca`` and ``random`` are these classes (``orca_margin`` is ``orca`` with
-:data:`ORCA_MARGIN`); ``orca_env.policies.orca`` and ``orca_env.policies.random`` re-export them
-beside the trained-model loader.
+suite's built-in ``orca``, ``orca_margin`` and ``random`` are these classes;
+``orca_env.policies.orca`` and ``orca_env.policies.random`` re-export them beside the
+trained-model loader.
 """
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 
-__all__ = ["ORCA_MARGIN", "OrcaPolicy", "RandomPolicy", "episode_rng"]
+__all__ = ["ORCA_MARGIN", "OrcaMarginPolicy", "OrcaPolicy", "RandomPolicy", "episode_rng"]
 
 #: The safety margin (metres) of the evaluation suite's ``orca_margin`` baseline: pure ORCA
 #: whose agents' ORCA radius is their radius + this (``learned_orca_padding``), the margin every
@@ -83,6 +84,34 @@ class OrcaPolicy:
             a[:, 1] += mag * np.sin(ang) / max_speed
         np.clip(a, -1.0, 1.0, out=a)
         return {k: a[i].astype(np.float32) for i, k in enumerate(agents)}
+
+
+class OrcaMarginPolicy(OrcaPolicy):
+    """Pure ORCA with :data:`ORCA_MARGIN`: the evaluation suite's built-in ``orca_margin``.
+
+    The margin is the env's, not the policy's: ``learned_orca_padding`` pads the learned
+    agents' ORCA radius inside the env's safety layer, so this policy acts exactly as
+    :class:`OrcaPolicy` and the env must be built with ``learned_orca_padding=ORCA_MARGIN``.
+    ``orca-env eval``, ``orca-env bench`` and :func:`orca_env.evaluation.evaluate` build it so
+    (the policy's settings, :func:`orca_env.evaluation.suite.policy_settings`); in an env
+    with another margin (an override, or an env built by hand) the first episode warns that
+    these are pure ORCA's episodes with that margin.
+    """
+
+    name = "orca_margin"
+
+    def __call__(self, observations: dict, env: Any) -> dict:
+        """Actions of the live agents (``env.agents``); warns once about a different margin."""
+        if env.sim is not self._episode and not getattr(self, "_warned", False):
+            margin = env.episode_config.learned_orca_padding
+            if margin != ORCA_MARGIN:
+                self._warned = True
+                warnings.warn(f"orca_margin: the env runs learned_orca_padding={margin!r}, not "
+                              f"the baseline's {ORCA_MARGIN} m, so these are pure ORCA's "
+                              f"episodes with that margin; build the env with "
+                              f"learned_orca_padding={ORCA_MARGIN} (orca-env eval and bench "
+                              f"do it unless --set overrides it)", UserWarning, stacklevel=2)
+        return super().__call__(observations, env)
 
 
 def _max_speeds(env: Any, agents: list) -> np.ndarray:

@@ -154,9 +154,7 @@ def _eval_arguments(e: argparse.ArgumentParser) -> None:
         "  logs/             episode_<seed>.npz with --logs K (orca-env replay plays them)\n"
         "and then lists every file it wrote. The policy's label (table, metrics.json, video\n"
         "titles) is its name (orca, orca_margin, random, cadrl, ga3c_cadrl, a shipped\n"
-        "policy's), a run "
-        "folder's name, or NAME from\n"
-        "--policy NAME=SPEC.")
+        "policy's), a run folder's name, or NAME from --policy NAME=SPEC.")
     e.epilog = (
         "examples:\n"
         "  %(prog)s circle_dense\n"
@@ -169,8 +167,9 @@ def _eval_arguments(e: argparse.ArgumentParser) -> None:
     e.add_argument("config", help="scenario config: a YAML path or a shipped config's name "
                    "(circle_dense, bottleneck, ...)")
     e.add_argument("--policy", default="orca", metavar="[NAME=]SPEC",
-                   help="orca (default), orca_margin (pure ORCA with the 0.10 m safety margin the "
-                        "shipped generalists deploy with), random, the published baselines "
+                   help="orca (default), orca_margin (pure ORCA with the 0.10 m "
+                        "safety margin the shipped generalists deploy with), random, the "
+                        "published baselines "
                         "cadrl and ga3c_cadrl "
                         "(weights from gym-collision-avoidance: pip install --no-deps "
                         "gym-collision-avoidance==0.0.3), a model file or run folder for the "
@@ -432,13 +431,15 @@ def _bench_arguments(b: argparse.ArgumentParser) -> None:
                    metavar="[NAME=]SPEC",
                    help="a policy to run, with the safety layer as the configs set it "
                         "(repeatable; default: orca): orca, orca_margin (pure ORCA with the "
-                        "generalists' 0.10 m safety margin: what learning adds to the margin), "
-                        "random, cadrl, ga3c_cadrl, a model "
+                        "generalists' 0.10 m safety margin, the baseline that "
+                        "tells what their learning adds to it; the reference when it comes "
+                        "first and orca does not run), random, cadrl, ga3c_cadrl, a model "
                         "file or run folder, "
                         "a shipped policy by name (generalist), or package.module:callable "
                         "(imported and called: pass only code you trust), as eval --policy, "
-                        "with the settings a trained model brings (its deploy margin too; "
-                        "--set learned_orca_padding=null runs without it). "
+                        "with the settings a trained model brings (its deploy margin too, "
+                        "as orca_margin brings its own; --set learned_orca_padding=null runs "
+                        "every policy without one). "
                         "Labelled by its folder's or file's name, or by NAME (letters, digits, "
                         "'.', '_', '-', starting with a letter or digit)")
     b.add_argument("--no-safety", dest="policies", action=_PolicyAction, const=False,

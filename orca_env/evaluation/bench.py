@@ -752,25 +752,29 @@ def _check_independence(suite: Suite, e: SuiteEntry, env: Any, here: str) -> str
 #: Where an entry's deploy key (:data:`~orca_env.training.config.DEPLOY_KEYS`) came from, as
 #: ``bench.json`` records it, and as ``bench.md`` says it; ``--set`` is :meth:`Suite.with_set`.
 DEPLOY_SOURCES = {"deploy": "the policy's deploy section",
+                  "built-in": "the built-in policy's own margin",
                   "training": "the env config the policy was trained with",
                   "suite set": "the suite's set", "entry set": "the entry's set",
                   "--set": "--set", "config": "the entry's config file", "none": "nothing"}
 
 
 def _deploy_of(e: SuiteEntry, over: dict, brought: dict | None, deploy: dict | None,
-               cfg: Any) -> dict:
+               cfg: Any, builtin: bool = False) -> dict:
     """``{key: {"value", "source"}}`` of each deploy key in one run (entry and policy).
 
     ``over``: the run's overrides; ``brought``: the policy's settings; ``deploy``: its deploy
-    section; ``cfg``: the entry's env config without the policy's settings. Overrides win over
-    the policy, the policy over the config file (:func:`apply_policy_settings`).
+    section; ``cfg``: the entry's env config without the policy's settings; ``builtin``: a
+    named policy (``orca_margin``), whose deploy keys are its own, not a run's section.
+    Overrides win over the policy, the policy over the config file
+    (:func:`apply_policy_settings`).
     """
     out = {}
     for key in DEPLOY_KEYS:
         if key in e.overrides:
             source = e.origins.get(key, "entry set")
         elif brought and key in brought:
-            source = "deploy" if deploy and key in deploy else "training"
+            source = ("training" if not deploy or key not in deploy
+                      else "built-in" if builtin else "deploy")
         else:
             source = "config" if getattr(cfg, key) is not None else "none"
         value = over[key] if key in over else getattr(cfg, key)
@@ -806,8 +810,8 @@ def _prepare(suite: Suite, pols: list[BenchPolicy], labels: list[str]) -> tuple[
                 settings[p.spec] = (trained, policy_deploy(p.spec) if trained else None)
             trained, deploy = settings[p.spec]
             over = apply_policy_settings(e.overrides, trained)
-            for key, run in _deploy_of(e, over, trained, deploy,
-                                       env.config.entries()[0]).items():
+            for key, run in _deploy_of(e, over, trained, deploy, env.config.entries()[0],
+                                       builtin=is_named_policy(p.spec)).items():
                 deploys[lab][key]["entries"][e.name] = run
                 if trained and trained.get(key) is not None:
                     deploys[lab][key]["policy"] = float(trained[key])

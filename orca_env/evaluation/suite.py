@@ -71,7 +71,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from ..baselines import ORCA_MARGIN, OrcaPolicy, RandomPolicy
+from ..baselines import ORCA_MARGIN, OrcaMarginPolicy, OrcaPolicy, RandomPolicy
 from ..codes import STATUSES, Population, Status
 from ..config import apply_policy_settings
 from ..environment import OrcaEnv
@@ -142,7 +142,7 @@ def is_eval_seed(seed: int) -> bool:
 #: The names come before files: a folder called ``orca`` or ``cadrl`` never shadows them.
 NAMED_POLICIES: dict[str, Any] = {
     "orca": OrcaPolicy,
-    "orca_margin": OrcaPolicy,
+    "orca_margin": OrcaMarginPolicy,
     "random": RandomPolicy,
     "cadrl": "orca_env.policies.cadrl:CadrlPolicy",
     "ga3c_cadrl": "orca_env.policies.cadrl:Ga3cCadrlPolicy",
@@ -152,10 +152,10 @@ NAMED_POLICIES: dict[str, Any] = {
 _NAMED_SETTINGS: dict[str, dict] = {"cadrl": {"action": "velocity"},
                                     "ga3c_cadrl": {"action": "velocity"},
                                     "orca_margin": {"learned_orca_padding": ORCA_MARGIN}}
-#: The part of a named policy's settings that is its deploy section (:func:`policy_deploy`):
-#: ``orca_margin``'s margin, which ``--set learned_orca_padding=...`` overrides as it does a
-#: trained policy's.
-_NAMED_DEPLOY: dict[str, dict] = {"orca_margin": {"learned_orca_padding": ORCA_MARGIN}}
+#: Keys of a named policy's settings that act as a trained policy's deploy section
+#: (:func:`policy_deploy`): ``orca_margin``'s margin, which ``--set learned_orca_padding=...``
+#: overrides as it does a trained policy's.
+_NAMED_DEPLOY_KEYS = ("learned_orca_padding",)
 
 
 def is_named_policy(spec: Any, model: Any = None) -> bool:
@@ -207,8 +207,10 @@ def resolve_policy(spec: Any, model: str | os.PathLike | None = None,
     """Turn a policy spec into ``(policy, name)``.
 
     Args:
-        spec: A name of :data:`NAMED_POLICIES` (``"orca"``, ``"random"``, ``"cadrl"``,
-            ``"ga3c_cadrl"``), a callable policy, a dotted path to one, a dotted path
+        spec: A name of :data:`NAMED_POLICIES` (``"orca"``, ``"orca_margin"``, ``"random"``,
+            ``"cadrl"``, ``"ga3c_cadrl"``; their env settings, such as ``orca_margin``'s margin,
+            come from :func:`policy_settings`, which the env must be built with), a callable
+            policy, a dotted path to one, a dotted path
             to a loader (with ``model``), or a model file or run folder (loaded by
             :data:`DEFAULT_LOADER`); a shipped policy by its name (``generalist``), unless a
             file or folder of that name is in the working directory.
@@ -327,8 +329,9 @@ def policy_deploy(spec: Any, model: str | os.PathLike | None = None) -> dict | N
         ``orca_margin``'s margin for it.
     """
     if is_named_policy(spec, model):
-        deploy = _NAMED_DEPLOY.get(spec)
-        return None if deploy is None else dict(deploy)
+        deploy = {k: v for k, v in _NAMED_SETTINGS.get(spec, {}).items()
+                  if k in _NAMED_DEPLOY_KEYS}
+        return deploy or None
     found = _loader_hook(spec, model, ("deploy_settings",))
     return None if found is None else found[1]
 
