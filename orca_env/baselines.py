@@ -99,10 +99,11 @@ class OrcaMarginPolicy(OrcaPolicy):
     """
 
     name = "orca_margin"
+    _warned = False  # the different-margin warning is given once per policy
 
     def __call__(self, observations: dict, env: Any) -> dict:
         """Actions of the live agents (``env.agents``); warns once about a different margin."""
-        if env.sim is not self._episode and not getattr(self, "_warned", False):
+        if env.sim is not self._episode and not self._warned:
             margin = env.episode_config.learned_orca_padding
             if margin != ORCA_MARGIN:
                 self._warned = True

@@ -78,6 +78,7 @@ from ..environment import OrcaEnv
 from ..files import atomic_write_text, remove_stale_temps
 from ..policies import TRAINED_DIR
 from ..render import require_imageio, require_pygame
+from ..training.config import DEPLOY_KEYS
 from ..training.run_folder import model_label  # the loaders name their policies with it too
 from .episode_log import EpisodeRecorder, check_size, replay, snapshot
 from .metrics import (
@@ -152,10 +153,6 @@ NAMED_POLICIES: dict[str, Any] = {
 _NAMED_SETTINGS: dict[str, dict] = {"cadrl": {"action": "velocity"},
                                     "ga3c_cadrl": {"action": "velocity"},
                                     "orca_margin": {"learned_orca_padding": ORCA_MARGIN}}
-#: Keys of a named policy's settings that act as a trained policy's deploy section
-#: (:func:`policy_deploy`): ``orca_margin``'s margin, which ``--set learned_orca_padding=...``
-#: overrides as it does a trained policy's.
-_NAMED_DEPLOY_KEYS = ("learned_orca_padding",)
 
 
 def is_named_policy(spec: Any, model: Any = None) -> bool:
@@ -329,8 +326,9 @@ def policy_deploy(spec: Any, model: str | os.PathLike | None = None) -> dict | N
         ``orca_margin``'s margin for it.
     """
     if is_named_policy(spec, model):
-        deploy = {k: v for k, v in _NAMED_SETTINGS.get(spec, {}).items()
-                  if k in _NAMED_DEPLOY_KEYS}
+        # Its deploy keys (orca_margin's margin) act as a trained policy's section: --set
+        # overrides them alike.
+        deploy = {k: v for k, v in _NAMED_SETTINGS.get(spec, {}).items() if k in DEPLOY_KEYS}
         return deploy or None
     found = _loader_hook(spec, model, ("deploy_settings",))
     return None if found is None else found[1]
